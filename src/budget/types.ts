@@ -1,0 +1,84 @@
+/**
+ * The contract of the one request budget that every Service request passes through.
+ * Callers (the Service client) only see `RequestBudget`; where slots come from (this process, or a
+ * ledger shared by several processes through the database) is behind `SlotLedger`.
+ */
+import type { PlanLimits } from './plans.js';
+
+/** Highest first: context for a live call, then write-back of finished calls, then backfill. */
+export type Priority = 'live' | 'writeback' | 'backfill';
+export const PRIORITIES: readonly Priority[] = ['live', 'writeback', 'backfill'];
+
+export interface BudgetStats {
+  limits: PlanLimits;
+  /** Requests started in the current UTC day (by every process sharing the ledger). */
+  usedToday: number;
+  /** Requests started in the last 1 s and the last 60 s. */
+  inLastSecond: number;
+  inLastMinute: number;
+  /** Requests waiting for a slot, per priority (this process). */
+  queued: Record<Priority, number>;
+  /** Set while the gate is paused after a 429 (epoch ms), else null. */
+  pausedUntil: number | null;
+  /** True when the daily cap (for the priority's share) is spent until the next UTC midnight. */
+  dailyCapReached: boolean;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal | undefined;
+  /** A short label for logs and metrics, e.g. the endpoint. */
+  label?: string | undefined;
+}
+
+export interface RequestBudget {
+  /**
+   * Waits for a slot at `priority`, then runs `fn`, which must make exactly one Service request.
+   * Rejects with DailyCapReachedError when the day's cap (for that priority) is spent.
+   */
+  run<T>(priority: Priority, fn: () => Promise<T>, options?: RunOptions): Promise<T>;
+  /** The Service answered 429: hold every request (not just the one) for `ms`. */
+  pauseFor(ms: number, reason: 'rate' | 'daily'): void;
+  stats(): BudgetStats;
+  /** Stops accepting work; pending waits reject. */
+  close(): Promise<void>;
+}
+
+/** Rejected by the budget when the daily cap is spent; carries when it resets. */
+export class DailyCapReachedError extends Error {
+  readonly code = 'BUDGET_DAILY_CAP';
+  constructor(readonly resetsAt: number) {
+    super(`Service daily request cap reached; resets at ${new Date(resetsAt).toISOString()}`);
+    this.name = 'DailyCapReachedError';
+  }
+}
+
+/**
+ * Where request slots are recorded. The in-memory ledger serves one process; a database-backed
+ * ledger (store/) lets several processes share one budget. `acquire` must be atomic: either it
+ * records a request at `now` and says so, or it records nothing and says when to try again.
+ */
+export interface SlotLedger {
+  acquire(request: SlotRequest): Promise<SlotGrant>;
+  /** Records a pause that every process must honour (a 429 seen by any of them). */
+  pauseUntil(untilMs: number): Promise<void>;
+  snapshot(nowMs: number): Promise<LedgerSnapshot>;
+}
+
+export interface SlotRequest {
+  nowMs: number;
+  priority: Priority;
+  limits: PlanLimits;
+  /** Slots of each window that only `live` may take. */
+  windowReserve: number;
+  /** Requests of the daily cap that only `live` may take. */
+  dailyReserve: number;
+}
+
+export type SlotGrant = { granted: true } | { granted: false; retryAtMs: number; dailyCapReached: boolean };
+
+export interface LedgerSnapshot {
+  usedToday: number;
+  inLastSecond: number;
+  inLastMinute: number;
+  pausedUntil: number | null;
+}

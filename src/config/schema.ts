@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { PLAN_NAMES } from '../budget/plans.js';
+
+/**
+ * Every setting crm-sync reads, by its environment-variable name. The same names are accepted as
+ * keys of the optional file `${CONFIG_DIR}/crm-sync.yaml`; the environment wins over the file.
+ */
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const url = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+const optionalUrl = optionalText.pipe(url.optional());
+
+const positiveInt = z.coerce
+  .number<string>({ error: 'expected a whole number' })
+  .int('expected a whole number')
+  .positive('expected a number above 0');
+const optionalPositiveInt = optionalText.pipe(positiveInt.optional());
+
+export const SECRET_KEYS = [
+  'SERVICE_API_KEY',
+  'SERVICE_WEBHOOK_SECRET',
+  'SERVICE_WEBHOOK_SECRET_PREVIOUS',
+  'HUBSPOT_ACCESS_TOKEN',
+  'HUBSPOT_CLIENT_SECRET',
+  'HUBSPOT_REFRESH_TOKEN',
+  'SALESFORCE_ACCESS_TOKEN',
+  'SALESFORCE_CLIENT_SECRET',
+  'SALESFORCE_REFRESH_TOKEN',
+  'SALESFORCE_JWT_PRIVATE_KEY',
+] as const;
+
+export const rawConfigSchema = z.object({
+  SERVICE_API_BASE_URL: optionalUrl,
+  SERVICE_API_KEY: optionalText,
+  SERVICE_WEBHOOK_SECRET: optionalText,
+  SERVICE_WEBHOOK_SECRET_PREVIOUS: optionalText,
+  SERVICE_PLAN: optionalText.pipe(
+    z
+      .enum(PLAN_NAMES as [string, ...string[]], { error: `expected one of ${PLAN_NAMES.join(' | ')}` })
+      .default('sales'),
+  ),
+  SERVICE_RATE_PER_MINUTE: optionalPositiveInt,
+  SERVICE_BURST_PER_SECOND: optionalPositiveInt,
+  SERVICE_DAILY_CAP: optionalText.pipe(
+    z
+      .union([z.literal('unlimited'), positiveInt], {
+        error: 'expected a whole number above 0 or "unlimited"',
+      })
+      .optional(),
+  ),
+  SERVICE_LIVE_DAILY_RESERVE: optionalText.pipe(
+    z.coerce
+      .number<string>({ error: 'expected a fraction between 0 and 0.9' })
+      .min(0, 'expected a fraction between 0 and 0.9')
+      .max(0.9, 'expected a fraction between 0 and 0.9')
+      .default(0.1),
+  ),
+  SERVICE_LIVE_WINDOW_RESERVE: optionalText.pipe(
+    z.coerce
+      .number<string>({ error: 'expected a whole number' })
+      .int('expected a whole number')
+      .min(0, 'expected 0 or more')
+      .default(1),
+  ),
+  SERVICE_REQUEST_TIMEOUT_MS: optionalText.pipe(positiveInt.default(15_000)),
+  DATABASE_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+      .optional(),
+  ),
+  DATA_DIR: optionalText.pipe(z.string().default('./data')),
+  CRM: optionalText.pipe(
+    z.enum(['hubspot', 'salesforce'], { error: 'expected hubspot | salesforce' }).default('hubspot'),
+  ),
+  HUBSPOT_BASE_URL: optionalText.pipe(url.default('https://api.hubapi.com')),
+  HUBSPOT_ACCESS_TOKEN: optionalText,
+  HUBSPOT_CLIENT_ID: optionalText,
+  HUBSPOT_CLIENT_SECRET: optionalText,
+  HUBSPOT_REFRESH_TOKEN: optionalText,
+  SALESFORCE_INSTANCE_URL: optionalUrl,
+  SALESFORCE_LOGIN_URL: optionalText.pipe(url.default('https://login.salesforce.com')),
+  SALESFORCE_ACCESS_TOKEN: optionalText,
+  SALESFORCE_CLIENT_ID: optionalText,
+  SALESFORCE_CLIENT_SECRET: optionalText,
+  SALESFORCE_REFRESH_TOKEN: optionalText,
+  SALESFORCE_USERNAME: optionalText,
+  SALESFORCE_JWT_PRIVATE_KEY: optionalText,
+  SALESFORCE_API_VERSION: optionalText.pipe(
+    z
+      .string()
+      .regex(/^\d+\.0$/, 'expected a version like 62.0')
+      .default('62.0'),
+  ),
+  PORT: optionalText.pipe(
+    z.coerce
+      .number<string>({ error: 'expected a port number' })
+      .int('expected a port number')
+      .min(0, 'expected a port number')
+      .max(65535, 'expected a port number')
+      .default(8080),
+  ),
+  HOST: optionalText.pipe(z.string().default('0.0.0.0')),
+  WEBHOOK_MAX_BODY_BYTES: optionalText.pipe(positiveInt.default(1_048_576)),
+  POLL_SCHEDULE: optionalText.pipe(z.string().default('*/30 * * * * *')),
+  LOG_LEVEL: optionalText.pipe(
+    z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+        error: 'expected fatal | error | warn | info | debug | trace | silent',
+      })
+      .default('info'),
+  ),
+  CONFIG_DIR: optionalText.pipe(z.string().default('./config')),
+});
+
+export type RawConfig = z.output<typeof rawConfigSchema>;

@@ -1,0 +1,133 @@
+/**
+ * The one CRM adapter port. HubSpot (src/crm/hubspot/) and Salesforce (src/crm/salesforce/)
+ * implement it through their official SDKs; everything above it (pipelines, mapping, CLI) is
+ * CRM-neutral. Field names inside `properties` are the CRM's own (e.g. `hs_call_title`,
+ * `CrmSync_Score_Overall__c`); the mapping files (config/mappings/) decide them.
+ */
+export type CrmName = 'hubspot' | 'salesforce';
+
+export interface Participant {
+  email: string;
+  name?: string | undefined;
+  company?: string | undefined;
+}
+
+export type CrmRecordType = 'contact' | 'lead' | 'company' | 'deal' | 'owner';
+
+/** A CRM record as read, with the properties asked for (CRM field names) and its id. */
+export interface CrmRecord {
+  type: CrmRecordType;
+  id: string;
+  properties: Record<string, unknown>;
+}
+
+export type MatchedBy = 'email' | 'lead_email' | 'domain' | 'company_name' | 'none';
+
+export interface CrmLookup {
+  /** The participant's contact, or (Salesforce) lead when there is no contact. */
+  contact: CrmRecord | null;
+  /** The contact's company/account, else one found by email domain or company name. */
+  company: CrmRecord | null;
+  /** Open deals/opportunities, already ordered by the deal rule; the first is the call's deal. */
+  deals: CrmRecord[];
+  /** Owner of the contact (or of the company when there is no contact). */
+  owner: CrmRecord | null;
+  matchedBy: MatchedBy;
+}
+
+/** Which CRM properties the lookup must read for each record type (from the mapping file). */
+export interface LookupFields {
+  contact: string[];
+  lead: string[];
+  company: string[];
+  deal: string[];
+  owner: string[];
+}
+
+/** How to choose among several open deals. Default: soonest close date, then last modified. */
+export interface DealRule {
+  orderBy: 'close_date_asc' | 'close_date_desc' | 'amount_desc' | 'last_modified_desc';
+  /** Ties on `orderBy` broken by the most recently modified. */
+  limit: number;
+}
+
+export const DEFAULT_DEAL_RULE: DealRule = { orderBy: 'close_date_asc', limit: 5 };
+
+/** The records a call's activity is attached to (ids from the lookup). */
+export interface ActivityLinks {
+  contactId?: string | undefined;
+  /** Salesforce only: whether contactId is a Contact or a Lead (a Task on a Lead has no WhatId). */
+  contactType?: 'contact' | 'lead' | undefined;
+  companyId?: string | undefined;
+  dealId?: string | undefined;
+}
+
+/** One call's activity, already mapped to CRM properties. Upserted on the call id. */
+export interface ActivityWrite {
+  /** The Service call id: stored in the external-id field, the upsert key. */
+  callId: string;
+  properties: Record<string, string | number | boolean | null>;
+  links: ActivityLinks;
+}
+
+/** One follow-up draft, already mapped. Upserted on the draft id so a replay adds nothing. */
+export interface FollowupWrite {
+  callId: string;
+  draftId: string;
+  /** 'note' | 'task' (HubSpot) or 'email' | 'task' (Salesforce), from the mapping. */
+  kind: 'note' | 'task' | 'email';
+  properties: Record<string, string | number | boolean | null>;
+  links: ActivityLinks;
+  /** The call's activity, when the CRM can link the draft to it. */
+  activityId?: string | undefined;
+}
+
+export type WriteResult =
+  { key: string; ok: true; id: string; created: boolean } | { key: string; ok: false; error: Error };
+
+/** A custom field the mapping needs, for `doctor`. */
+export interface FieldRequirement {
+  object: string;
+  name: string;
+  type: 'string' | 'number' | 'text' | 'date' | 'datetime' | 'boolean';
+  unique?: boolean | undefined;
+  label?: string | undefined;
+}
+
+export interface SetupCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** For a missing field: what the admin must create (Salesforce) or what `--fix` created (HubSpot). */
+  fix?: string | undefined;
+}
+
+export interface SetupReport {
+  ok: boolean;
+  checks: SetupCheck[];
+}
+
+export interface CrmAdapter {
+  readonly name: CrmName;
+  /** Finds the participant's contact (or lead), company, open deals and owner. */
+  lookup(participant: Participant, fields: LookupFields, rule?: DealRule): Promise<CrmLookup>;
+  /**
+   * Creates or updates each call's activity, keyed on the call id, and links it. Safe to repeat:
+   * the same call written three times leaves one activity. Batches when given several.
+   */
+  upsertActivities(writes: ActivityWrite[]): Promise<WriteResult[]>;
+  /** Creates or updates follow-up drafts, keyed on the draft id, linked like the activity. */
+  upsertFollowups(writes: FollowupWrite[]): Promise<WriteResult[]>;
+  /** Checks credentials and that the required custom fields exist with a fitting type. */
+  verifySetup(required: FieldRequirement[], options?: { fix?: boolean }): Promise<SetupReport>;
+  /** Budget counters for status and metrics. */
+  usage(): CrmUsage;
+}
+
+export interface CrmUsage {
+  requests: number;
+  /** Last remaining quota the CRM reported (HubSpot daily remaining, Salesforce api-usage). */
+  remaining?: number | undefined;
+  limit?: number | undefined;
+  rateLimitedUntil?: number | undefined;
+}
