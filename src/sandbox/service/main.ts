@@ -1,4 +1,56 @@
-// Placeholder until the service sandbox lands.
-export async function runServiceSandbox(_opts: Record<string, string>): Promise<void> {
-  throw new Error('the service sandbox is not built yet');
+/**
+ * `crm-sync sandbox service`: runs the Service sandbox until SIGINT/SIGTERM. The first stdout line
+ * is `service sandbox listening on http://HOST:PORT (...)`, which scripts parse for the URL.
+ */
+import { PLAN_NAMES, type PlanName } from '../../budget/plans.js';
+import { startServiceSandbox } from './index.js';
+
+const DEFAULT_API_KEY = 'sandbox-key';
+
+function toNumber(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > max) throw new Error(`--${name} must be a number from 0 to ${max}`);
+  return n;
+}
+
+export async function runServiceSandbox(opts: Record<string, string>): Promise<void> {
+  const plan = (opts.plan ?? 'sales') as PlanName;
+  if (!PLAN_NAMES.includes(plan)) throw new Error(`--plan must be one of ${PLAN_NAMES.join(', ')}`);
+  const apiKey = opts.apiKey ?? DEFAULT_API_KEY;
+  const sandbox = await startServiceSandbox({
+    port: toNumber('port', opts.port, 0, 65535),
+    host: opts.host ?? '127.0.0.1',
+    plan,
+    apiKey,
+    ...(opts.webhookUrl && { webhookUrl: opts.webhookUrl }),
+    ...(opts.webhookSecret && { webhookSecret: opts.webhookSecret }),
+    // The CLI's --seed is the number of seeded calls.
+    seedCalls: Math.floor(toNumber('seed', opts.seed, 25, 100_000)),
+    faults: {
+      errorRate: toNumber('fault-rate', opts.faultRate, 0, 1),
+      latencyMs: toNumber('latency-ms', opts.latencyMs, 0),
+    },
+  });
+  // The default key is public knowledge; a key given on the command line is not echoed.
+  const keyNote = apiKey === DEFAULT_API_KEY ? `api key ${apiKey}` : 'api key from --api-key';
+  console.log(`service sandbox listening on ${sandbox.url} (plan ${plan}, ${keyNote})`);
+  console.log(`admin API at ${sandbox.url}/_admin (counters, calls, faults, webhooks/replay, config)`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await sandbox.close();
+  console.log('service sandbox stopped');
 }
