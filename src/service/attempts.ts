@@ -1,0 +1,113 @@
+/**
+ * The attempt loop around one Service operation: the 401 stop, budget pauses on 429, retry
+ * decisions (retry.ts) and the waits between attempts on the injected clock.
+ */
+import type { RequestBudget } from '../budget/types.js';
+import type { Logger } from '../log/logger.js';
+import { sleep, type Clock } from '../util/clock.js';
+import {
+  ServiceDailyCapError,
+  ServiceError,
+  ServiceRateLimitedError,
+  ServiceUnauthorizedError,
+} from './errors.js';
+import { decideRetry, rateLimitWaitMs } from './retry.js';
+
+/** Shared by every call of one client: after a 401 nothing is sent until `resetAuth()`. */
+export interface AuthState {
+  unauthorized: boolean;
+  lastError?: string | undefined;
+}
+
+export interface AttemptLoopDeps {
+  budget: RequestBudget;
+  clock: Clock;
+  logger: Logger;
+  random: () => number;
+  maxAttempts: number;
+  auth: AuthState;
+}
+
+export interface Operation {
+  method: string;
+  /** Concrete path, for messages. */
+  path: string;
+  /** Low-cardinality name for logs and budget metrics, e.g. `GET /v1/calls/:id`. */
+  label: string;
+  signal?: AbortSignal | undefined;
+  idempotent?: boolean | undefined;
+}
+
+/**
+ * Runs `attempt` until it succeeds or the retry decision says stop. `attempt` must pay for each
+ * Service request it makes through the budget (budget.run), so retries are paid too.
+ */
+export async function runWithRetries<T>(
+  deps: AttemptLoopDeps,
+  op: Operation,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  for (let n = 1; ; n++) {
+    if (deps.auth.unauthorized) {
+      throw new ServiceUnauthorizedError(
+        `${op.method} ${op.path} not sent: the Service API key was rejected (401) earlier; replace SERVICE_API_KEY`,
+        { method: op.method, path: op.path },
+      );
+    }
+    try {
+      const value = await attempt();
+      deps.auth.lastError = undefined;
+      return value;
+    } catch (err) {
+      onFailure(deps, op, err, n);
+      const decision = decideRetry(err, n, {
+        maxAttempts: deps.maxAttempts,
+        random: deps.random,
+        idempotent: op.idempotent,
+      });
+      if (!decision.retry) {
+        if (err instanceof ServiceError) deps.auth.lastError = `${err.code}: ${err.message}`;
+        throw err;
+      }
+      deps.logger.debug(
+        {
+          endpoint: op.label,
+          attempt: n,
+          reason: decision.reason,
+          waitMs: decision.waitMs,
+          code: codeOf(err),
+        },
+        'retrying Service request',
+      );
+      await sleep(deps.clock, decision.waitMs, op.signal);
+    }
+  }
+}
+
+/** Side effects of a failure that hold whether or not the request is retried. */
+function onFailure(deps: AttemptLoopDeps, op: Operation, err: unknown, attempt: number): void {
+  if (err instanceof ServiceUnauthorizedError) {
+    if (!deps.auth.unauthorized) {
+      deps.auth.unauthorized = true;
+      deps.logger.error(
+        { code: err.code, endpoint: op.label },
+        'The Service rejected the API key (401): it is invalid or was rotated. No further Service requests ' +
+          'will be made until SERVICE_API_KEY is replaced.',
+      );
+    }
+  } else if (err instanceof ServiceRateLimitedError) {
+    // Pause the whole gate, not just this request, before any retry.
+    deps.budget.pauseFor(rateLimitWaitMs(err, attempt), 'rate');
+  } else if (err instanceof ServiceDailyCapError) {
+    const ms = Math.max(0, err.resetsAt - deps.clock.now());
+    deps.budget.pauseFor(ms, 'daily');
+    deps.logger.warn(
+      { code: err.code, endpoint: op.label, resetsAt: new Date(err.resetsAt).toISOString() },
+      'The Service daily request cap is spent; Service requests are paused until it resets',
+    );
+  }
+}
+
+function codeOf(err: unknown): string | undefined {
+  return err instanceof ServiceError ? err.code : undefined;
+}
