@@ -1,4 +1,21 @@
-// Placeholder until the hubspot sandbox lands.
-export async function runHubSpotSandbox(_opts: Record<string, string>): Promise<void> {
-  throw new Error('the hubspot sandbox is not built yet');
+import { startHubSpotSandbox } from './index.js';
+
+/** `crm-sync sandbox hubspot`: serves the sandbox until SIGINT/SIGTERM. */
+export async function runHubSpotSandbox(opts: Record<string, string>): Promise<void> {
+  const port = Number(opts.port ?? '0');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${opts.port}`);
+  const sandbox = await startHubSpotSandbox({ port, host: opts.host ?? '127.0.0.1' });
+  // The sandbox token is a local stand-in, printed so the operator can configure crm-sync with it.
+  console.log(`hubspot sandbox listening on ${sandbox.url} (token ${sandbox.accessToken})`);
+  console.log(`oauth client id ${sandbox.oauth.clientId} (secret and refresh token: the sandbox defaults)`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await sandbox.close();
 }

@@ -1,0 +1,147 @@
+import type { Logger } from 'pino';
+import { silentLogger } from '../../log/logger.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import {
+  DEFAULT_DEAL_RULE,
+  type ActivityWrite,
+  type CrmAdapter,
+  type FieldRequirement,
+  type FollowupWrite,
+  type WriteResult,
+} from '../types.js';
+import { TokenSource, type HubSpotCredentials, type RefreshFn, type TokenGrant } from './auth.js';
+import { RequestGate, type GateOptions } from './gate.js';
+import { lookupParticipant } from './lookup.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
+import { createRunner } from './runner.js';
+import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.js';
+import { verifyHubSpotSetup } from './setup.js';
+import { toHubSpotProperties } from './values.js';
+import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
+
+export interface HubSpotAdapterDeps {
+  /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
+  config: HubSpotCredentials & { baseUrl: string };
+  clock?: Clock;
+  logger?: Logger;
+  /** Rate limits before HubSpot's headers say otherwise; see GateOptions for defaults. */
+  limits?: GateOptions;
+  retry?: Partial<RetryPolicy>;
+  /** Jitter source for backoff (default Math.random). */
+  random?: () => number;
+  /** Unique property holding the Service call id on calls (default `crmsync_call_id`). */
+  callIdProperty?: string;
+  /** Unique property holding the draft id on notes and tasks (default `crmsync_followup_id`). */
+  followupIdProperty?: string;
+  /** Longest text per property, where shorter than HubSpot's 65,536. */
+  maxLengths?: Record<string, number>;
+  /** Called after an OAuth refresh, e.g. to persist a rotated refresh token. */
+  onTokenRefresh?: (grant: TokenGrant) => void;
+  /** Test seams: the token call and the API factory (default: the real SDK). */
+  refreshFn?: RefreshFn;
+  apiFactory?: (
+    baseUrl: string,
+    token: string,
+    onResponse: (headers: Record<string, string>) => void,
+  ) => HubSpotApi;
+}
+
+// Association type ids (HUBSPOT_DEFINED, SDK AssociationTypes enum).
+const CALL_LINKS: LinkTypes = { contact: 194, company: 182, deal: 206 };
+const NOTE_LINKS: LinkTypes = { contact: 202, company: 190, deal: 214 };
+const TASK_LINKS: LinkTypes = { contact: 204, company: 192, deal: 216 };
+
+/** The HubSpot CrmAdapter, over the official SDK. */
+export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
+  const clock = deps.clock ?? systemClock;
+  const logger = (deps.logger ?? silentLogger).child({ crm: 'hubspot' });
+  const baseUrl = deps.config.baseUrl.replace(/\/+$/, '');
+  const gate = new RequestGate(clock, deps.limits);
+  const tokens = new TokenSource(
+    deps.config,
+    clock,
+    deps.refreshFn ?? createTokenRefresher(baseUrl),
+    (grant) => {
+      logger.info('HubSpot OAuth access token refreshed');
+      deps.onTokenRefresh?.(grant);
+    },
+  );
+  const factory = deps.apiFactory ?? createHubSpotApi;
+  const run = createRunner({
+    clock,
+    logger,
+    gate,
+    tokens,
+    apiFor: (token) => factory(baseUrl, token, (headers) => gate.observe(headers)),
+    policy: { ...DEFAULT_RETRY_POLICY, ...deps.retry },
+    random: deps.random ?? Math.random,
+  });
+  const callIdProperty = deps.callIdProperty ?? 'crmsync_call_id';
+  const followupIdProperty = deps.followupIdProperty ?? 'crmsync_followup_id';
+  const props = (p: ActivityWrite['properties']) => toHubSpotProperties(p, deps.maxLengths);
+
+  const inOrder = <W>(
+    writes: W[],
+    keyOf: (w: W) => string,
+    results: Map<string, WriteResult>,
+  ): WriteResult[] =>
+    writes.map((w) => {
+      const key = keyOf(w);
+      return results.get(key) ?? { key, ok: false, error: new Error(`no result for ${key}`) };
+    });
+
+  return {
+    name: 'hubspot',
+
+    lookup(participant, fields, rule = DEFAULT_DEAL_RULE) {
+      return lookupParticipant(run, participant, fields, rule);
+    },
+
+    async upsertActivities(writes: ActivityWrite[]) {
+      const results = new Map<string, WriteResult>();
+      for (const [idProperty, group] of groupBy(writes, (w) => w.idField ?? callIdProperty)) {
+        const items = group.map((w) => ({ key: w.callId, properties: props(w.properties), links: w.links }));
+        for (const [k, v] of await upsertAndLink(run, 'calls', idProperty, items, CALL_LINKS))
+          results.set(k, v);
+      }
+      return inOrder(writes, (w) => w.callId, results);
+    },
+
+    async upsertFollowups(writes: FollowupWrite[]) {
+      // Notes need hs_timestamp; a draft is timestamped when written unless the mapping set it.
+      const now = new Date(clock.now()).toISOString();
+      const item = (w: FollowupWrite): WriteItem => ({
+        key: w.draftId,
+        properties: { hs_timestamp: now, ...props(w.properties) },
+        links: w.links,
+      });
+      // HubSpot has no email drafts through this API: an 'email' follow-up is kept as a note.
+      const groups = groupBy(
+        writes,
+        (w) => `${w.kind === 'task' ? 'tasks' : 'notes'} ${w.idField ?? followupIdProperty}`,
+      );
+      const results = new Map<string, WriteResult>();
+      for (const [groupKey, group] of groups) {
+        const [objectType = 'notes', idProperty = followupIdProperty] = groupKey.split(' ');
+        const links = objectType === 'tasks' ? TASK_LINKS : NOTE_LINKS;
+        for (const [k, v] of await upsertAndLink(run, objectType, idProperty, group.map(item), links))
+          results.set(k, v);
+      }
+      return inOrder(writes, (w) => w.draftId, results);
+    },
+
+    verifySetup(required: FieldRequirement[], options = {}) {
+      return verifyHubSpotSetup(run, required, options.fix === true);
+    },
+
+    usage() {
+      return gate.usage();
+    },
+  };
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) out.set(keyOf(item), [...(out.get(keyOf(item)) ?? []), item]);
+  return out;
+}

@@ -1,0 +1,111 @@
+import {
+  CrmAuthError,
+  CrmDailyLimitError,
+  CrmError,
+  CrmNotFoundError,
+  CrmRateLimitedError,
+  CrmRejectedError,
+  CrmTransientError,
+} from '../errors.js';
+
+/**
+ * Turns what the SDK throws into one CrmError class per outcome (pure). The SDK's `ApiException`
+ * carries `code` (HTTP status), `body` (parsed JSON) and lower-cased `headers`; it is not exported,
+ * so it is recognised by shape. Messages carry HubSpot's category and correlation id, never a token.
+ */
+export interface SdkErrorLike {
+  code: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export function isSdkError(e: unknown): e is SdkErrorLike {
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof (e as { code?: unknown }).code === 'number' &&
+    typeof (e as { headers?: unknown }).headers === 'object'
+  );
+}
+
+/** HubSpot documents no Retry-After; without one a 10-second window is waited out in full. */
+export const DEFAULT_RATE_WAIT_MS = 10_000;
+
+export function rateLimitWaitMs(headers: Record<string, string>): number {
+  const retryAfter = Number(headers['retry-after']);
+  if (headers['retry-after'] !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0)
+    return retryAfter * 1000;
+  const interval = Number(headers['x-hubspot-ratelimit-interval-milliseconds']);
+  if (Number.isFinite(interval) && interval > 0) return interval;
+  return DEFAULT_RATE_WAIT_MS;
+}
+
+/** HubSpot's daily limit resets at midnight in the portal's time zone; UTC midnight is assumed. */
+export function msUntilUtcMidnight(nowMs: number): number {
+  const next = new Date(nowMs);
+  next.setUTCHours(24, 0, 0, 0);
+  return next.getTime() - nowMs;
+}
+
+export function toCrmError(e: unknown, nowMs: number): CrmError {
+  if (e instanceof CrmError) return e;
+  if (!isSdkError(e)) {
+    const message = e instanceof Error ? e.message : String(e);
+    return new CrmTransientError(`HubSpot request failed: ${message}`, 'hubspot');
+  }
+  const body = (typeof e.body === 'object' && e.body !== null ? e.body : {}) as Record<string, unknown>;
+  const detail = describe(body, e.code);
+  if (e.code === 401) return new CrmAuthError(`HubSpot rejected the credentials: ${detail}`, 'hubspot', 401);
+  if (e.code === 429) {
+    if (body.policyName === 'DAILY') {
+      return new CrmDailyLimitError(
+        `HubSpot daily limit reached: ${detail}`,
+        'hubspot',
+        429,
+        msUntilUtcMidnight(nowMs),
+      );
+    }
+    return new CrmRateLimitedError(
+      `HubSpot rate limit: ${detail}`,
+      'hubspot',
+      429,
+      rateLimitWaitMs(e.headers),
+    );
+  }
+  if (e.code === 404) return new CrmNotFoundError(`HubSpot: not found: ${detail}`, 'hubspot', 404);
+  if (e.code >= 500 || e.code < 400)
+    return new CrmTransientError(`HubSpot error: ${detail}`, 'hubspot', e.code);
+  return new CrmRejectedError(
+    `HubSpot refused the request: ${detail}`,
+    'hubspot',
+    e.code,
+    rejectedFields(body),
+  );
+}
+
+function describe(body: Record<string, unknown>, status: number): string {
+  const parts = [`HTTP ${status}`];
+  const kind = body.category ?? body.policyName ?? body.status;
+  if (typeof kind === 'string') parts.push(kind);
+  if (typeof body.message === 'string') parts.push(body.message.slice(0, 500));
+  if (typeof body.correlationId === 'string') parts.push(`correlationId ${body.correlationId}`);
+  return parts.join(' - ');
+}
+
+/**
+ * The property names an error points at: `errors[].context.propertyName`, or the `"name"` fields
+ * HubSpot embeds as JSON in "Property values were not valid: [...]".
+ */
+export function rejectedFields(body: Record<string, unknown>): string[] {
+  const names = new Set<string>();
+  const details = Array.isArray(body.errors) ? body.errors : [];
+  for (const d of details) {
+    const ctx = (d as { context?: Record<string, unknown> }).context;
+    const list = ctx?.propertyName;
+    if (Array.isArray(list)) for (const n of list) names.add(String(n));
+  }
+  if (typeof body.message === 'string') {
+    for (const m of body.message.matchAll(/"name":"([^"]+)"/g)) if (m[1]) names.add(m[1]);
+  }
+  return [...names];
+}

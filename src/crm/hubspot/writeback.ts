@@ -1,0 +1,163 @@
+import { CrmAuthError, CrmDailyLimitError, CrmError, CrmRejectedError } from '../errors.js';
+import type { ActivityLinks, WriteResult } from '../types.js';
+import type { Runner } from './runner.js';
+import type { BatchError } from './sdk.js';
+
+/**
+ * Writes engagements (calls, notes, tasks) keyed on a unique property, then links them, in
+ * batches: one `batch/upsert` per 100 records and one v4 `batch/create` per linked object type.
+ * Links are created on every write, not only on creation: the association create is idempotent,
+ * and a write that died between upsert and linking is repaired by the next attempt.
+ */
+export interface WriteItem {
+  key: string;
+  properties: Record<string, string>;
+  links: ActivityLinks;
+}
+
+/** Association type ids from the engagement to a contact, company and deal. */
+export interface LinkTypes {
+  contact: number;
+  company: number;
+  deal: number;
+}
+
+/** HubSpot batch endpoints take at most 100 inputs. */
+export const BATCH_SIZE = 100;
+
+const LINK_TARGETS = [
+  ['contact', 'contacts', 'contactId'],
+  ['company', 'companies', 'companyId'],
+  ['deal', 'deals', 'dealId'],
+] as const;
+
+export async function upsertAndLink(
+  run: Runner,
+  objectType: string,
+  idProperty: string,
+  items: WriteItem[],
+  linkTypes: LinkTypes,
+): Promise<Map<string, WriteResult>> {
+  const unique = [...new Map(items.map((i) => [i.key, i])).values()]; // the last write of a key wins
+  const results = new Map<string, WriteResult>();
+  let fatal: CrmError | undefined;
+  for (let i = 0; i < unique.length; i += BATCH_SIZE) {
+    const chunk = unique.slice(i, i + BATCH_SIZE);
+    if (fatal) {
+      for (const item of chunk) results.set(item.key, { key: item.key, ok: false, error: fatal });
+      continue;
+    }
+    const written = await upsertChunk(run, objectType, idProperty, chunk, results, true);
+    if (written.fatal) fatal = written.fatal;
+    await linkChunk(run, objectType, written.ids, chunk, linkTypes, results);
+  }
+  return results;
+}
+
+/** Upserts one chunk; records failures in `results`; returns the HubSpot id of each written key. */
+async function upsertChunk(
+  run: Runner,
+  objectType: string,
+  idProperty: string,
+  chunk: WriteItem[],
+  results: Map<string, WriteResult>,
+  mayRetry: boolean,
+): Promise<{ ids: Map<string, { id: string; created: boolean }>; fatal?: CrmError }> {
+  const ids = new Map<string, { id: string; created: boolean }>();
+  const fail = (item: WriteItem, error: Error) => results.set(item.key, { key: item.key, ok: false, error });
+  let response;
+  try {
+    response = await run(`upsert ${objectType}`, (api) =>
+      api.batchUpsert(
+        objectType,
+        chunk.map((item) => ({ idProperty, id: item.key, properties: item.properties })),
+      ),
+    );
+  } catch (e) {
+    const err = e instanceof CrmError ? e : new CrmRejectedError(String(e), 'hubspot');
+    // A property HubSpot does not know fails the whole batch: drop the writes that use it, retry the rest once.
+    if (err instanceof CrmRejectedError && err.fields.length > 0 && mayRetry) {
+      const bad = chunk.filter((item) => err.fields.some((f) => f in item.properties));
+      const good = chunk.filter((item) => !bad.includes(item));
+      if (bad.length > 0 && good.length > 0) {
+        for (const item of bad) fail(item, err);
+        return upsertChunk(run, objectType, idProperty, good, results, false);
+      }
+    }
+    for (const item of chunk) fail(item, err);
+    const fatal = err instanceof CrmAuthError || err instanceof CrmDailyLimitError ? err : undefined;
+    return fatal ? { ids, fatal } : { ids };
+  }
+  for (const r of response.results) {
+    const key = r.properties[idProperty];
+    if (key) ids.set(key, { id: r.id, created: r.created });
+  }
+  const failed = keyedErrors(response.errors, 'ids');
+  for (const item of chunk) {
+    const hit = ids.get(item.key);
+    if (hit) {
+      results.set(item.key, { key: item.key, ok: true, id: hit.id, created: hit.created });
+      continue;
+    }
+    const error = failed.get(item.key);
+    fail(
+      item,
+      new CrmRejectedError(
+        `HubSpot did not write ${objectType} ${item.key}: ${error?.message ?? 'no result returned'}`,
+        'hubspot',
+        207,
+      ),
+    );
+  }
+  return { ids };
+}
+
+async function linkChunk(
+  run: Runner,
+  objectType: string,
+  ids: Map<string, { id: string }>,
+  chunk: WriteItem[],
+  linkTypes: LinkTypes,
+  results: Map<string, WriteResult>,
+): Promise<void> {
+  const jobs = LINK_TARGETS.map(async ([kind, toType, field]) => {
+    const inputs = chunk.flatMap((item) => {
+      const fromId = ids.get(item.key)?.id;
+      const toId = item.links[field];
+      return fromId && toId ? [{ item, fromId, toId, typeId: linkTypes[kind] }] : [];
+    });
+    if (inputs.length === 0) return;
+    let errors: BatchError[];
+    try {
+      ({ errors } = await run(`associate ${objectType}->${toType}`, (api) =>
+        api.associateBatch(objectType, toType, inputs),
+      ));
+    } catch (e) {
+      for (const { item } of inputs) results.set(item.key, { key: item.key, ok: false, error: e as Error });
+      return;
+    }
+    if (errors.length === 0) return;
+    const byFrom = keyedErrors(errors, 'fromObjectId');
+    for (const { item, fromId, toId } of inputs) {
+      const error = byFrom.get(fromId) ?? (byFrom.size === 0 ? errors[0] : undefined);
+      if (!error) continue;
+      results.set(item.key, {
+        key: item.key,
+        ok: false,
+        error: new CrmRejectedError(
+          `HubSpot did not link ${objectType} to ${kind} ${toId}: ${error.message}`,
+          'hubspot',
+          207,
+        ),
+      });
+    }
+  });
+  await Promise.all(jobs);
+}
+
+/** Batch errors by the ids their `context` names (`ids` for upserts, `fromObjectId` for links). */
+function keyedErrors(errors: BatchError[], contextKey: string): Map<string, BatchError> {
+  const out = new Map<string, BatchError>();
+  for (const e of errors) for (const id of e.context?.[contextKey] ?? []) out.set(String(id), e);
+  return out;
+}

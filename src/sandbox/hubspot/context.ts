@@ -1,0 +1,61 @@
+import type { Clock } from '../../util/clock.js';
+import type { SandboxAuth } from './auth.js';
+import { validationError } from './errors.js';
+import type { Faults, RateLimits, RequestLog } from './limits.js';
+import { isObjectType, type ObjectType } from './model.js';
+import type { SeedRefs } from './seed.js';
+import type { HubSpotStore } from './store.js';
+
+/** Everything the routes share: the portal's data, auth, limits, faults and the request log. */
+export interface SandboxState {
+  clock: Clock;
+  store: HubSpotStore;
+  auth: SandboxAuth;
+  limits: RateLimits;
+  faults: Faults;
+  requests: RequestLog;
+  /** Ids of the seeded records, for tests. */
+  refs: SeedRefs;
+  /** Whether search responses carry X-HubSpot-RateLimit-* headers (reported not to: wire notes 1.4). */
+  searchRateLimitHeaders: boolean;
+  /** Reseeds everything; without the crm-sync custom properties when asked. */
+  reset(options?: { withCustomProperties?: boolean }): void;
+}
+
+export function objectType(raw: string): ObjectType {
+  if (!isObjectType(raw)) throw validationError(`Unable to infer object type from: ${raw}`);
+  return raw;
+}
+
+/** Query lists arrive repeated (`properties=a&properties=b`) or comma-separated. */
+export function queryList(value: unknown): string[] {
+  const items = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return items.flatMap((v) => String(v).split(',')).filter((v) => v !== '');
+}
+
+export function nowIso(state: SandboxState): string {
+  return new Date(state.clock.now()).toISOString();
+}
+
+/** The envelope HubSpot wraps batch results in. */
+export function batchEnvelope(state: SandboxState, results: unknown[], errors: unknown[]) {
+  const at = nowIso(state);
+  return {
+    status: 'COMPLETE',
+    results,
+    ...(errors.length > 0 ? { errors, numErrors: errors.length } : {}),
+    requestedAt: at,
+    startedAt: at,
+    completedAt: at,
+  };
+}
+
+export const MAX_BATCH_INPUTS = 100;
+
+export function checkBatchSize(inputs: unknown): unknown[] {
+  if (!Array.isArray(inputs)) throw validationError('inputs must be an array');
+  if (inputs.length > MAX_BATCH_INPUTS) {
+    throw validationError(`Batch input is limited to ${MAX_BATCH_INPUTS} inputs; got ${inputs.length}.`);
+  }
+  return inputs;
+}

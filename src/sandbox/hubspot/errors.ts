@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * HubSpot's error bodies. The generic shape is `{status:"error", message, correlationId, category,
+ * subCategory?, context?, errors?[]}` (public spec `components.schemas.Error`); 429s carry
+ * `errorType`/`policyName`/`requestId` instead of a category (API usage details page).
+ */
+export interface HubSpotErrorDetail {
+  message: string;
+  code?: string;
+  in?: string;
+  subCategory?: string;
+  context?: Record<string, string[]>;
+}
+
+export interface HubSpotErrorBody {
+  status: 'error';
+  message: string;
+  correlationId: string;
+  category: string;
+  subCategory?: string;
+  context?: Record<string, string[]>;
+  errors?: HubSpotErrorDetail[];
+}
+
+/** An error a route throws; the server turns it into the status and body. */
+export class SandboxHttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(String(body.message ?? 'error'));
+  }
+}
+
+export function errorBody(
+  category: string,
+  message: string,
+  extra: Partial<Omit<HubSpotErrorBody, 'status' | 'message' | 'category' | 'correlationId'>> = {},
+): HubSpotErrorBody {
+  return { status: 'error', message, correlationId: randomUUID(), category, ...extra };
+}
+
+export function httpError(
+  statusCode: number,
+  category: string,
+  message: string,
+  extra: Partial<Omit<HubSpotErrorBody, 'status' | 'message' | 'category' | 'correlationId'>> = {},
+): SandboxHttpError {
+  return new SandboxHttpError(statusCode, { ...errorBody(category, message, extra) });
+}
+
+export function validationError(message: string, errors: HubSpotErrorDetail[] = []): SandboxHttpError {
+  return httpError(400, 'VALIDATION_ERROR', message, errors.length > 0 ? { errors } : {});
+}
+
+export function notFound(message = 'Object not found.  objectId are usually numeric.', id?: string) {
+  return httpError(404, 'OBJECT_NOT_FOUND', message, id === undefined ? {} : { context: { id: [id] } });
+}
+
+/** One invalid property value, as HubSpot lists them inside "Property values were not valid". */
+export interface PropertyProblem {
+  name: string;
+  error: string;
+  message: string;
+}
+
+/** HubSpot embeds the per-property problems as JSON in the message and lists them in `errors`. */
+export function propertyValuesError(problems: PropertyProblem[]): SandboxHttpError {
+  const embedded = problems.map((p) => ({
+    isValid: false,
+    message: p.message,
+    error: p.error,
+    name: p.name,
+    localizedErrorMessage: p.message,
+  }));
+  return validationError(
+    `Property values were not valid: ${JSON.stringify(embedded)}`,
+    problems.map((p) => ({ message: p.message, code: p.error, context: { propertyName: [p.name] } })),
+  );
+}
+
+export type RateLimitPolicy = 'TEN_SECONDLY_ROLLING' | 'DAILY';
+
+export function rateLimitBody(policy: RateLimitPolicy): Record<string, unknown> {
+  return {
+    status: 'error',
+    message:
+      policy === 'DAILY'
+        ? 'You have reached your daily limit.'
+        : 'You have reached your ten_secondly_rolling limit.',
+    errorType: 'RATE_LIMIT',
+    correlationId: randomUUID(),
+    policyName: policy,
+    requestId: randomUUID(),
+  };
+}

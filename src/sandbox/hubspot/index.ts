@@ -1,0 +1,144 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { SandboxAuth, type OAuthApp } from './auth.js';
+import type { SandboxState } from './context.js';
+import { errorBody, rateLimitBody, SandboxHttpError } from './errors.js';
+import { Faults, RateLimits, RequestLog, type RateLimitOptions } from './limits.js';
+import { registerAdmin } from './routes/admin.js';
+import { registerAssociations } from './routes/associations.js';
+import { registerObjectReads } from './routes/objectReads.js';
+import { registerObjectWrites } from './routes/objectWrites.js';
+import { registerProperties } from './routes/properties.js';
+import { seed } from './seed.js';
+import { HubSpotStore } from './store.js';
+
+export type { SandboxState } from './context.js';
+export { SEED_IDS } from './seed.js';
+
+export interface HubSpotSandboxOptions {
+  port?: number;
+  host?: string;
+  /** The private-app token accepted as Bearer (default `pat-na1-sandbox-token`). */
+  accessToken?: string;
+  /** The OAuth app whose refresh token `/oauth/v1/token` accepts; access tokens live 30 min by default. */
+  oauth?: Partial<OAuthApp> & { accessTokenTtlMs?: number };
+  clock?: Clock;
+  /** Defaults: 100 requests per 10 s window, 250,000 per day (private-app tokens only). */
+  limits?: RateLimitOptions;
+  /** Seed the crm-sync custom properties (default true; false to exercise `doctor --fix`). */
+  withCustomProperties?: boolean;
+  /** Send X-HubSpot-RateLimit-* on search responses too (default false, as reported for HubSpot). */
+  searchRateLimitHeaders?: boolean;
+}
+
+export interface HubSpotSandbox {
+  url: string;
+  port: number;
+  accessToken: string;
+  oauth: OAuthApp;
+  state: SandboxState;
+  close(): Promise<void>;
+}
+
+/** Starts the HubSpot sandbox on `host:port` (port 0 = any free port). */
+export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Promise<HubSpotSandbox> {
+  const clock = opts.clock ?? systemClock;
+  const accessToken = opts.accessToken ?? 'pat-na1-sandbox-token';
+  const oauth: OAuthApp = {
+    clientId: opts.oauth?.clientId ?? 'sandbox-client-id',
+    clientSecret: opts.oauth?.clientSecret ?? 'sandbox-client-secret',
+    refreshToken: opts.oauth?.refreshToken ?? 'sandbox-refresh-token',
+  };
+  const store = new HubSpotStore(clock);
+  const state: SandboxState = {
+    clock,
+    store,
+    auth: new SandboxAuth(clock, accessToken, oauth, opts.oauth?.accessTokenTtlMs ?? 1_800_000),
+    limits: new RateLimits(clock, opts.limits),
+    faults: new Faults(),
+    requests: new RequestLog(),
+    refs: {
+      contacts: { jane: '', bob: '', dana: '' },
+      companies: {} as SandboxState['refs']['companies'],
+      deals: {},
+    },
+    searchRateLimitHeaders: opts.searchRateLimitHeaders ?? false,
+    reset(options = {}) {
+      store.clear(options.withCustomProperties ?? true);
+      state.refs = seed(store);
+      state.limits.reset();
+      state.faults.clear();
+      state.requests.clear();
+      state.auth.reset();
+    },
+  };
+  state.reset({ withCustomProperties: opts.withCustomProperties ?? true });
+
+  const app = buildApp(state);
+  await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : Number(opts.port ?? 0);
+  const host = opts.host ?? '127.0.0.1';
+  return { url: `http://${host}:${port}`, port, accessToken, oauth, state, close: () => app.close() };
+}
+
+function buildApp(state: SandboxState): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+
+  app.addHook('onRequest', async (req, reply) => gate(state, req, reply));
+  app.addHook('onResponse', async (req, reply) => {
+    const path = req.url.split('?')[0] ?? req.url;
+    if (path.startsWith('/_admin')) return;
+    state.requests.add({ method: req.method, path, status: reply.statusCode, at: state.clock.now() });
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    if (err instanceof SandboxHttpError) return reply.code(err.statusCode).send(err.body);
+    if (err.statusCode && err.statusCode < 500) {
+      return reply.code(err.statusCode).send(errorBody('VALIDATION_ERROR', err.message));
+    }
+    return reply.code(500).send(errorBody('INTERNAL_ERROR', 'internal error'));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply
+      .code(404)
+      .send(errorBody('OBJECT_NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`));
+  });
+
+  registerObjectReads(app, state);
+  registerObjectWrites(app, state);
+  registerAssociations(app, state);
+  registerProperties(app, state);
+  registerAdmin(app, state);
+  return app;
+}
+
+/** Auth, injected faults and the rate limits, in that order, before any route runs. */
+async function gate(state: SandboxState, req: FastifyRequest, reply: FastifyReply) {
+  const path = req.url.split('?')[0] ?? req.url;
+  if (path.startsWith('/_admin')) return;
+  if (path === '/oauth/v1/token') {
+    const fault = state.faults.take(path);
+    if (fault) return reply.code(fault.status).send(errorBody('INTERNAL_ERROR', 'injected fault'));
+    return;
+  }
+  const auth = state.auth.check(req.headers.authorization);
+  if (!auth.ok) return reply.code(401).send(auth.body);
+  const daily = !auth.oauth; // OAuth apps have no daily limit and no Daily headers
+  const withHeaders = state.searchRateLimitHeaders || !path.endsWith('/search');
+  const fault = state.faults.take(path);
+  if (fault) {
+    if (withHeaders || fault.status === 429) reply.headers(state.limits.current(auth.app, daily));
+    if (fault.status === 429)
+      return reply.code(429).send(rateLimitBody(fault.policyName ?? 'TEN_SECONDLY_ROLLING'));
+    if (fault.status === 401)
+      return reply.code(401).send(errorBody('EXPIRED_AUTHENTICATION', 'injected expiry'));
+    return reply.code(fault.status).send(errorBody('INTERNAL_ERROR', 'injected fault'));
+  }
+  const verdict = state.limits.take(auth.app, daily);
+  if (withHeaders || !verdict.allowed) reply.headers(verdict.headers);
+  if (!verdict.allowed) return reply.code(429).send(rateLimitBody(verdict.policy ?? 'TEN_SECONDLY_ROLLING'));
+}

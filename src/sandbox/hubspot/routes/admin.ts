@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import { objectType, type SandboxState } from '../context.js';
+import { validationError, type RateLimitPolicy } from '../errors.js';
+
+interface FaultInput {
+  count?: number;
+  status?: number;
+  policyName?: RateLimitPolicy;
+  match?: string;
+}
+
+/**
+ * The token endpoint and the sandbox's own admin API (`/_admin/*`, no auth): read back what was
+ * written, count requests by path, queue faults, expire OAuth tokens, reset the seed.
+ */
+export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
+  const { store } = state;
+
+  // Form-encoded, no Authorization header (wire notes 1.1).
+  app.post<{ Body: Record<string, string> }>('/oauth/v1/token', async (req, reply) => {
+    const out = state.auth.token(req.body ?? {});
+    reply.code(out.status);
+    return out.body;
+  });
+
+  app.get<{ Params: { type: string } }>('/_admin/objects/:type', async (req) => {
+    const type = objectType(req.params.type);
+    return { results: [...store.objects[type].values()] };
+  });
+
+  app.get<{ Querystring: { fromType?: string; fromId?: string; toType?: string } }>(
+    '/_admin/associations',
+    async (req) => ({
+      results: store.associations.filter(
+        (a) =>
+          (!req.query.fromType || a.fromType === req.query.fromType) &&
+          (!req.query.fromId || a.fromId === req.query.fromId) &&
+          (!req.query.toType || a.toType === req.query.toType),
+      ),
+    }),
+  );
+
+  app.get('/_admin/requests', async () => ({
+    total: state.requests.records.length,
+    byPath: state.requests.byPath(),
+    requests: state.requests.records,
+  }));
+
+  app.delete('/_admin/requests', async (_req, reply) => {
+    state.requests.clear();
+    reply.code(204);
+  });
+
+  app.post<{ Body: FaultInput }>('/_admin/faults', async (req, reply) => {
+    const body = req.body ?? {};
+    const status = body.status ?? 429;
+    if (!Number.isInteger(status) || status < 400 || status > 599)
+      throw validationError('status must be 4xx or 5xx');
+    state.faults.add({
+      status,
+      count: body.count ?? 1,
+      ...(body.policyName
+        ? { policyName: body.policyName }
+        : status === 429
+          ? { policyName: 'TEN_SECONDLY_ROLLING' }
+          : {}),
+      ...(body.match ? { match: body.match } : {}),
+    });
+    reply.code(204);
+  });
+
+  app.post('/_admin/tokens/expire', async () => ({ expired: state.auth.expireAll() }));
+
+  app.get('/_admin/refs', async () => state.refs);
+
+  app.post<{ Body: { withoutCustomProperties?: boolean } }>('/_admin/reset', async (req, reply) => {
+    state.reset({ withCustomProperties: req.body?.withoutCustomProperties !== true });
+    reply.code(204);
+  });
+}

@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CrmAuthError,
+  CrmDailyLimitError,
+  CrmNotFoundError,
+  CrmRateLimitedError,
+  CrmRejectedError,
+  CrmTransientError,
+} from '../../src/crm/errors.js';
+import { chooseDeals } from '../../src/crm/hubspot/dealRule.js';
+import { toCrmError } from '../../src/crm/hubspot/errorMap.js';
+import { emailDomain, isFreeMailDomain } from '../../src/crm/hubspot/freemail.js';
+import { RequestGate } from '../../src/crm/hubspot/gate.js';
+import { decideRetry, DEFAULT_RETRY_POLICY } from '../../src/crm/hubspot/retry.js';
+import { toHubSpotProperties, truncate } from '../../src/crm/hubspot/values.js';
+import type { CrmRecord } from '../../src/crm/types.js';
+import { sleep } from '../../src/util/clock.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+
+const sdkError = (code: number, body: unknown, headers: Record<string, string> = {}) =>
+  Object.assign(new Error(`HTTP-Code: ${code}`), { code, body, headers });
+
+describe('toCrmError', () => {
+  const now = Date.UTC(2026, 0, 1, 18, 0, 0);
+  it('maps each status to its outcome class', () => {
+    expect(toCrmError(sdkError(401, { category: 'EXPIRED_AUTHENTICATION' }), now)).toBeInstanceOf(
+      CrmAuthError,
+    );
+    expect(toCrmError(sdkError(404, {}), now)).toBeInstanceOf(CrmNotFoundError);
+    expect(toCrmError(sdkError(502, {}), now)).toBeInstanceOf(CrmTransientError);
+    expect(toCrmError(new TypeError('fetch failed'), now)).toBeInstanceOf(CrmTransientError);
+  });
+  it('takes a ten-second 429 wait from the headers, else 10 s', () => {
+    const body = { policyName: 'TEN_SECONDLY_ROLLING' };
+    const fromInterval = toCrmError(
+      sdkError(429, body, { 'x-hubspot-ratelimit-interval-milliseconds': '2000' }),
+      now,
+    );
+    expect(fromInterval).toBeInstanceOf(CrmRateLimitedError);
+    expect((fromInterval as CrmRateLimitedError).retryAfterMs).toBe(2000);
+    expect(
+      (toCrmError(sdkError(429, body, { 'retry-after': '3' }), now) as CrmRateLimitedError).retryAfterMs,
+    ).toBe(3000);
+    expect((toCrmError(sdkError(429, body), now) as CrmRateLimitedError).retryAfterMs).toBe(10_000);
+  });
+  it('makes a DAILY 429 a daily-limit error lasting until UTC midnight', () => {
+    const err = toCrmError(sdkError(429, { policyName: 'DAILY' }), now);
+    expect(err).toBeInstanceOf(CrmDailyLimitError);
+    expect((err as CrmDailyLimitError).retryAfterMs).toBe(6 * 3600_000);
+  });
+  it('names the rejected properties of a 400 or 409', () => {
+    const message =
+      'Property values were not valid: [{"isValid":false,"message":"x","error":"PROPERTY_DOESNT_EXIST","name":"foo"}]';
+    const err = toCrmError(sdkError(400, { message, category: 'VALIDATION_ERROR' }), now) as CrmRejectedError;
+    expect(err).toBeInstanceOf(CrmRejectedError);
+    expect(err.fields).toEqual(['foo']);
+    const conflict = toCrmError(
+      sdkError(409, { errors: [{ context: { propertyName: ['crmsync_call_id'] } }] }),
+      now,
+    );
+    expect((conflict as CrmRejectedError).fields).toEqual(['crmsync_call_id']);
+  });
+});
+
+describe('decideRetry', () => {
+  const base = { attempt: 1, canRefresh: true, refreshed: false };
+  it('refreshes once on 401 with OAuth, never with a private-app token', () => {
+    const auth = new CrmAuthError('x', 'hubspot', 401);
+    expect(decideRetry(auth, base)).toMatchObject({ retry: true, refreshAuth: true });
+    expect(decideRetry(auth, { ...base, refreshed: true }).retry).toBe(false);
+    expect(decideRetry(auth, { ...base, canRefresh: false }).retry).toBe(false);
+  });
+  it('waits out a 429 that fits maxWaitMs and hands a longer one to the caller', () => {
+    expect(decideRetry(new CrmRateLimitedError('x', 'hubspot', 429, 2000), base)).toMatchObject({
+      retry: true,
+      waitMs: 2000,
+    });
+    expect(decideRetry(new CrmRateLimitedError('x', 'hubspot', 429, 60_000), base).retry).toBe(false);
+  });
+  it('backs off transient errors exponentially within the ceiling, and stops after maxAttempts', () => {
+    const err = new CrmTransientError('x', 'hubspot', 503);
+    const mid = () => 0.5;
+    expect(decideRetry(err, base, DEFAULT_RETRY_POLICY, mid)).toMatchObject({ waitMs: 250 });
+    expect(decideRetry(err, { ...base, attempt: 3 }, DEFAULT_RETRY_POLICY, mid)).toMatchObject({
+      waitMs: 1000,
+    });
+    expect(
+      decideRetry(err, { ...base, attempt: 3 }, { ...DEFAULT_RETRY_POLICY, maxDelayMs: 600 }, mid),
+    ).toMatchObject({ waitMs: 600 });
+    expect(decideRetry(err, { ...base, attempt: 4 }).retry).toBe(false);
+  });
+  it('never retries rejected data or a spent daily allowance', () => {
+    expect(decideRetry(new CrmRejectedError('x', 'hubspot', 400), base).retry).toBe(false);
+    expect(decideRetry(new CrmDailyLimitError('x', 'hubspot', 429, 1000), base).retry).toBe(false);
+  });
+});
+
+describe('RequestGate (fake clock)', () => {
+  const limit = { 'x-hubspot-ratelimit-max': '3', 'x-hubspot-ratelimit-interval-milliseconds': '1000' };
+
+  it('holds requests beyond the reported window until a slot frees, counting from the response', async () => {
+    const clock = new FakeClock();
+    const gate = new RequestGate(clock, { share: 1 });
+    gate.observe(limit);
+    const started: number[] = [];
+    const t0 = clock.now();
+    // Each request takes 300 ms: HubSpot may have counted it as late as its response.
+    const request = async () => {
+      started.push(clock.now() - t0);
+      await sleep(clock, 300);
+    };
+    const jobs = Array.from({ length: 5 }, () => gate.run(request));
+    await clock.advance(0);
+    expect(started).toEqual([0, 0, 0]);
+    await clock.advance(1299);
+    expect(started).toHaveLength(3);
+    await clock.advance(1);
+    expect(started).toEqual([0, 0, 0, 1300, 1300]);
+    await clock.advance(300);
+    await Promise.all(jobs);
+    expect(gate.usage().requests).toBe(5);
+  });
+
+  it('pauses everything after a 429 and refuses to send once the daily allowance is spent', async () => {
+    const clock = new FakeClock();
+    const gate = new RequestGate(clock);
+    gate.pauseUntil(clock.now() + 500);
+    let ran = false;
+    const job = gate.run(async () => void (ran = true));
+    await clock.advance(499);
+    expect(ran).toBe(false);
+    await clock.advance(1);
+    await job;
+    expect(ran).toBe(true);
+    gate.observe({ 'x-hubspot-ratelimit-daily': '10', 'x-hubspot-ratelimit-daily-remaining': '0' });
+    await expect(gate.run(async () => 1)).rejects.toBeInstanceOf(CrmDailyLimitError);
+    expect(gate.usage()).toMatchObject({ requests: 1, remaining: 0, limit: 10 });
+  });
+
+  it('keeps a share of the reported limit for other integrations', async () => {
+    const clock = new FakeClock();
+    const gate = new RequestGate(clock, { share: 0.5 });
+    gate.observe({ ...limit, 'x-hubspot-ratelimit-max': '4' });
+    let count = 0;
+    const jobs = Array.from({ length: 3 }, () => gate.run(async () => void count++));
+    await clock.advance(0);
+    expect(count).toBe(2);
+    await clock.advance(1000);
+    await Promise.all(jobs);
+    expect(count).toBe(3);
+  });
+});
+
+describe('deal choice, values and free-mail', () => {
+  const deal = (id: string, props: Record<string, unknown>): CrmRecord => ({
+    type: 'deal',
+    id,
+    properties: props,
+  });
+  it('keeps open deals only and orders by close date, ties by last modified, undated last', () => {
+    const deals = [
+      deal('1', { dealstage: 'closedwon', closedate: '2026-01-01' }),
+      deal('2', { closedate: '2026-02-01', hs_lastmodifieddate: '2026-01-01' }),
+      deal('3', { closedate: '2026-02-01', hs_lastmodifieddate: '2026-01-05' }),
+      deal('4', { hs_lastmodifieddate: '2026-01-09' }),
+      deal('5', { closedate: '2026-01-15', hs_is_closed: 'true' }),
+      deal('6', { closedate: String(Date.UTC(2026, 0, 20)) }),
+    ];
+    expect(chooseDeals(deals, { orderBy: 'close_date_asc', limit: 10 }).map((d) => d.id)).toEqual([
+      '6',
+      '3',
+      '2',
+      '4',
+    ]);
+    expect(chooseDeals(deals, { orderBy: 'last_modified_desc', limit: 2 }).map((d) => d.id)).toEqual([
+      '4',
+      '3',
+    ]);
+  });
+  it('sends strings, clears with "", and cuts long text without splitting a character', () => {
+    expect(toHubSpotProperties({ a: 1.5, b: true, c: null, d: NaN })).toEqual({
+      a: '1.5',
+      b: 'true',
+      c: '',
+      d: '',
+    });
+    expect(toHubSpotProperties({ t: 'abcdef' }, { t: 4 })).toEqual({ t: 'abcd' });
+    expect(truncate('ab😀', 3)).toBe('ab');
+    expect(toHubSpotProperties({ t: 'y'.repeat(70_000) }).t).toHaveLength(65_536);
+  });
+  it('knows free-mail domains and extracts domains', () => {
+    expect(emailDomain('Sam@GMail.com')).toBe('gmail.com');
+    expect(emailDomain('not-an-email')).toBeUndefined();
+    expect(isFreeMailDomain('gmail.com')).toBe(true);
+    expect(isFreeMailDomain('acme.example')).toBe(false);
+  });
+});
