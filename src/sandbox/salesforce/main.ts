@@ -1,4 +1,21 @@
-// Placeholder until the salesforce sandbox lands.
-export async function runSalesforceSandbox(_opts: Record<string, string>): Promise<void> {
-  throw new Error('the salesforce sandbox is not built yet');
+import { startSalesforceSandbox } from './index.js';
+
+/** `crm-sync sandbox salesforce`: serves until SIGINT/SIGTERM. */
+export async function runSalesforceSandbox(opts: Record<string, string | undefined>): Promise<void> {
+  const port = Number(opts.port ?? '0');
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port: expected a port number, got ${opts.port}`);
+  const sandbox = await startSalesforceSandbox({ port, host: opts.host ?? '127.0.0.1' });
+  // The sandbox's own throwaway token, printed so a local worker can be pointed at it.
+  console.log(`salesforce sandbox listening on ${sandbox.url} (token ${sandbox.accessToken})`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await sandbox.close();
 }

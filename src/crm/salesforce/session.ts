@@ -1,0 +1,150 @@
+import { Connection, OAuth2, type TokenResponse } from 'jsforce';
+import type { Transport } from 'jsforce/lib/transport.js';
+import type { SalesforceConfig } from '../../config/config.js';
+import type { Logger } from '../../log/logger.js';
+import type { Clock } from '../../util/clock.js';
+import { CrmAuthError, CrmError } from '../errors.js';
+import { toCrmError } from './errors.js';
+import { signJwtAssertion } from './jwt.js';
+
+export type AuthMode = 'access_token' | 'refresh_token' | 'jwt_bearer';
+
+const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+/**
+ * jsforce refreshes on every 401 and replays, with no limit: if Salesforce keeps refusing fresh
+ * sessions that would loop forever. After this many refreshes without one accepted response,
+ * the refresh fails and the call ends in CrmAuthError.
+ */
+const MAX_REFRESHES_WITHOUT_SUCCESS = 2;
+
+export interface SessionOptions {
+  config: SalesforceConfig;
+  clock: Clock;
+  logger: Logger;
+  /** Transport for REST calls and for the OAuth token endpoint. */
+  restTransport: Transport;
+  authTransport: Transport;
+  dailyPauseMs: number;
+}
+
+export interface SalesforceSession {
+  conn: Connection;
+  mode: AuthMode;
+  /** Gets a first access token when the configuration has none (refresh or JWT flow). */
+  ensure(): Promise<void>;
+  /** A REST response other than 401 arrived: the current session works. */
+  markHealthy(): void;
+  /** Why the last refresh failed, for mapping jsforce's generic "Unable to refresh session". */
+  refreshFailure(): CrmError | undefined;
+}
+
+export function authMode(config: SalesforceConfig): AuthMode {
+  if (config.clientId && config.refreshToken) return 'refresh_token';
+  if (config.clientId && config.username && config.jwtPrivateKey) return 'jwt_bearer';
+  if (config.accessToken && config.instanceUrl) return 'access_token';
+  throw new Error(
+    'Salesforce credentials incomplete: set an access token with its instance URL, the refresh-token flow, or the JWT bearer flow',
+  );
+}
+
+/**
+ * A jsforce Connection pinned to the configured API version, authenticated by access token,
+ * refresh token (jsforce calls our refresh function on 401 and replays the request once the new
+ * token is in) or JWT bearer (we sign the assertion; jsforce does not).
+ */
+export function createSession(opts: SessionOptions): SalesforceSession {
+  const { config, clock, logger } = opts;
+  const mode = authMode(config);
+  const oauth2 = new OAuth2({
+    loginUrl: config.loginUrl,
+    // The JWT grant needs no client credentials in the form; the assertion names the app.
+    ...(mode === 'refresh_token' ? { clientId: config.clientId, clientSecret: config.clientSecret } : {}),
+  });
+  oauth2._transport = opts.authTransport;
+
+  let refreshesInRow = 0;
+  let failure: CrmError | undefined;
+  let pending: Promise<void> | undefined;
+
+  const mint = (): Promise<TokenResponse> =>
+    mode === 'jwt_bearer'
+      ? oauth2.requestToken({
+          grant_type: JWT_GRANT,
+          assertion: signJwtAssertion(
+            {
+              clientId: config.clientId!,
+              username: config.username!,
+              audience: config.loginUrl,
+              nowMs: clock.now(),
+            },
+            config.jwtPrivateKey!,
+          ),
+        })
+      : oauth2.refreshToken(config.refreshToken!);
+
+  const refresh = async (): Promise<TokenResponse> => {
+    if (refreshesInRow >= MAX_REFRESHES_WITHOUT_SUCCESS) {
+      failure = new CrmAuthError(
+        'Salesforce refused freshly issued sessions; check the integration user',
+        'salesforce',
+        401,
+      );
+      throw failure;
+    }
+    refreshesInRow++;
+    try {
+      const res = await mint();
+      // Salesforce may move the org: later requests go to the instance the token names.
+      if (res.instance_url) conn.instanceUrl = res.instance_url;
+      failure = undefined;
+      logger.info({ crm: 'salesforce', mode }, 'salesforce session refreshed');
+      return res;
+    } catch (err) {
+      const mapped = toCrmError(err, { dailyPauseMs: opts.dailyPauseMs });
+      failure =
+        mapped instanceof CrmError
+          ? mapped
+          : new CrmAuthError('Salesforce session refresh failed', 'salesforce');
+      throw failure;
+    }
+  };
+
+  const conn = new Connection({
+    version: config.apiVersion,
+    loginUrl: config.loginUrl,
+    instanceUrl: config.instanceUrl,
+    accessToken: config.accessToken,
+    oauth2,
+    ...(mode === 'access_token'
+      ? {}
+      : {
+          refreshFn: (_c, callback) => {
+            refresh().then(
+              (res) => callback(null, res.access_token, res),
+              (err: Error) => callback(err),
+            );
+          },
+        }),
+  });
+  conn._transport = opts.restTransport;
+
+  return {
+    conn,
+    mode,
+    ensure: async () => {
+      if (conn.accessToken) return;
+      pending ??= refresh()
+        .then((res) => {
+          conn.accessToken = res.access_token;
+        })
+        .finally(() => {
+          pending = undefined;
+        });
+      await pending;
+    },
+    markHealthy: () => {
+      refreshesInRow = 0;
+    },
+    refreshFailure: () => failure,
+  };
+}

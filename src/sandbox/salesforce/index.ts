@@ -1,0 +1,100 @@
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { createSandboxServer } from './server.js';
+import { SalesforceSandboxState } from './state.js';
+
+export { SalesforceSandboxState, type FaultSpec } from './state.js';
+export { INTEGRATION_USERNAME } from './seed.js';
+
+export interface SalesforceSandboxOptions {
+  /** Port to listen on (default 0: any free port). */
+  port?: number;
+  /** Address to bind (default 127.0.0.1). */
+  host?: string;
+  /** Time source for token expiry and record timestamps (default: the system clock). */
+  clock?: Clock;
+  /** Include the crm-sync custom fields on Task and EmailMessage (default true). */
+  withCustomFields?: boolean;
+  /** Access-token lifetime in ms (default 2 h). */
+  tokenTtlMs?: number;
+  /** The org's daily API allowance (default 15,000) and what is used already (default 0). */
+  apiLimit?: number;
+  apiUsed?: number;
+  /** Records per query page (default 2,000 as Salesforce). */
+  queryBatchSize?: number;
+  /** Connected-app credentials the token endpoint accepts. */
+  clientId?: string;
+  clientSecret?: string;
+  /**
+   * The JWT bearer flow's key pair (PEM). Without it a 2048-bit pair is generated, which takes a
+   * moment: tests that start many sandboxes share one pair.
+   */
+  jwtKeys?: { publicKeyPem: string; privateKeyPem?: string | undefined };
+}
+
+export interface SalesforceSandbox {
+  /** Base URL; also the instance URL and the OAuth login URL. */
+  url: string;
+  port: number;
+  /** A valid access token for the integration user. */
+  accessToken: string;
+  oauth: {
+    clientId: string;
+    clientSecret: string;
+    refreshToken: string;
+    /** Private key matching the sandbox's JWT certificate (absent when only a public key was given). */
+    jwtPrivateKeyPem: string | undefined;
+    username: string;
+  };
+  state: SalesforceSandboxState;
+  close(): Promise<void>;
+}
+
+/** Starts a local stand-in for the Salesforce REST API, seeded with the lookup's test cases. */
+export async function startSalesforceSandbox(
+  opts: SalesforceSandboxOptions = {},
+): Promise<SalesforceSandbox> {
+  const clock = opts.clock ?? systemClock;
+  const clientId = opts.clientId ?? 'crm-sync-sandbox-client';
+  const clientSecret = opts.clientSecret ?? 'crm-sync-sandbox-secret';
+  const state = new SalesforceSandboxState({
+    clock,
+    withCustomFields: opts.withCustomFields ?? true,
+    tokenTtlMs: opts.tokenTtlMs ?? 2 * 60 * 60 * 1000,
+    apiLimit: opts.apiLimit ?? 15_000,
+    apiUsed: opts.apiUsed ?? 0,
+    queryBatchSize: opts.queryBatchSize ?? 2000,
+    clientId,
+    clientSecret,
+    jwtPublicKeyPem: opts.jwtKeys?.publicKeyPem,
+  });
+  let url = '';
+  const server = createSandboxServer(state, clock, () => url);
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const publicHost =
+    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  url = `http://${publicHost}:${port}`;
+  return {
+    url,
+    port,
+    accessToken: state.issuer.issue(state.integrationUserId),
+    oauth: {
+      clientId,
+      clientSecret,
+      refreshToken: state.refreshToken,
+      jwtPrivateKeyPem: opts.jwtKeys ? opts.jwtKeys.privateKeyPem : state.jwtPrivateKeyPem,
+      username: state.username,
+    },
+    state,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}

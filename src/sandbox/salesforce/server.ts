@@ -1,0 +1,147 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Clock } from '../../util/clock.js';
+import { handleRest } from './rest.js';
+import type { FaultSpec, SalesforceSandboxState } from './state.js';
+import { RequestError } from './store.js';
+
+const MAX_BODY_BYTES = 20 * 1024 * 1024;
+
+interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** Salesforce answers REST errors as a JSON array of `{message, errorCode, fields?}`. */
+function errorReply(status: number, errorCode: string, message: string, fields?: string[]): Reply {
+  return { status, body: [{ message, errorCode, ...(fields ? { fields } : {}) }] };
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new RequestError(413, 'REQUEST_TOO_LARGE', 'request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RequestError(400, 'JSON_PARSER_ERROR', 'Unexpected character in the request body');
+  }
+}
+
+/** The HTTP front of the sandbox: OAuth token endpoint, REST API under any version, admin API. */
+export function createSandboxServer(
+  state: SalesforceSandboxState,
+  clock: Clock,
+  baseUrl: () => string,
+): Server {
+  const route = async (req: IncomingMessage): Promise<Reply> => {
+    const url = new URL(req.url ?? '/', 'http://sandbox.local');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const path = url.pathname;
+    if (path.startsWith('/_admin/')) return admin(state, method, path, parseJson(await readBody(req)));
+    const reply = await serve(req, method, url);
+    state.recordRequest(method, path, reply.status);
+    return reply;
+  };
+
+  const serve = async (req: IncomingMessage, method: string, url: URL): Promise<Reply> => {
+    const path = url.pathname;
+    if (path === '/services/oauth2/token' && method === 'POST') {
+      const answer = state.issuer.handle(new URLSearchParams(await readBody(req)), baseUrl());
+      return { status: answer.status, body: answer.body };
+    }
+    const m = /^\/services\/data\/(v\d+\.\d)(?:\/(.*))?$/.exec(path);
+    if (!m) return errorReply(404, 'NOT_FOUND', 'The requested resource does not exist');
+    const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const userId = state.issuer.check(token);
+    if (!userId) return errorReply(401, 'INVALID_SESSION_ID', 'Session expired or invalid');
+
+    state.apiUsed++;
+    const limitInfo = { 'Sforce-Limit-Info': `api-usage=${state.apiUsed}/${state.apiLimit}` };
+    const fault = state.takeFault(method, path);
+    if (fault) return { ...errorReply(fault.status, fault.errorCode, fault.message), headers: limitInfo };
+    if (state.apiUsed > state.apiLimit) {
+      return {
+        ...errorReply(403, 'REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.'),
+        headers: limitInfo,
+      };
+    }
+    try {
+      const body = method === 'GET' ? undefined : parseJson(await readBody(req));
+      const apiPath = `/services/data/${m[1]}`;
+      const parts = (m[2] ?? '').split('/').filter(Boolean).map(decodeURIComponent);
+      const todayIso = new Date(clock.now()).toISOString().slice(0, 10);
+      const answer = handleRest(state, {
+        method,
+        parts,
+        query: url.searchParams,
+        body,
+        userId,
+        apiPath,
+        todayIso,
+      });
+      return { ...answer, headers: limitInfo };
+    } catch (err) {
+      if (err instanceof RequestError) {
+        return { ...errorReply(err.status, err.errorCode, err.message, err.fields), headers: limitInfo };
+      }
+      throw err;
+    }
+  };
+
+  return createServer((req: IncomingMessage, res: ServerResponse) => {
+    route(req)
+      .catch((err: unknown) => {
+        if (err instanceof RequestError) return errorReply(err.status, err.errorCode, err.message);
+        return errorReply(500, 'UNKNOWN_EXCEPTION', (err as Error).message);
+      })
+      .then((reply) => {
+        const headers: Record<string, string> = { ...reply.headers };
+        if (reply.body !== undefined) headers['Content-Type'] = 'application/json;charset=UTF-8';
+        res.writeHead(reply.status, headers);
+        res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body));
+      });
+  });
+}
+
+/** `/_admin/…`: read records back, count requests, inject faults, reset. Not part of Salesforce. */
+function admin(state: SalesforceSandboxState, method: string, path: string, body: unknown): Reply {
+  const records = /^\/_admin\/records\/([A-Za-z]+)$/.exec(path);
+  if (records && method === 'GET') return { status: 200, body: state.store.all(records[1]!) };
+  if (records && method === 'POST') {
+    return { status: 201, body: state.store.insertRaw(records[1]!, (body ?? {}) as Record<string, unknown>) };
+  }
+  if (path === '/_admin/requests' && method === 'GET') {
+    const counts = state.requestCounts();
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    return { status: 200, body: { total, counts, recent: state.recentRequests().slice(-200) } };
+  }
+  if (path === '/_admin/faults' && method === 'POST') {
+    const specs = (Array.isArray(body) ? body : [body ?? {}]) as FaultSpec[];
+    specs.forEach((s) => state.injectFault(s));
+    return { status: 204 };
+  }
+  if (path === '/_admin/reset' && method === 'POST') {
+    state.reset();
+    return { status: 204 };
+  }
+  if (path === '/_admin/expire-tokens' && method === 'POST') {
+    state.expireTokens();
+    return { status: 204 };
+  }
+  if (path === '/_admin/api-usage' && method === 'POST') {
+    const b = (body ?? {}) as { used?: number; limit?: number };
+    state.setApiUsage(b.used ?? state.apiUsed, b.limit ?? state.apiLimit);
+    return { status: 204 };
+  }
+  return errorReply(404, 'NOT_FOUND', 'unknown admin resource');
+}

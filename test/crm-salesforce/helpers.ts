@@ -1,0 +1,56 @@
+import { generateKeyPairSync } from 'node:crypto';
+import type { SalesforceConfig } from '../../src/config/config.js';
+import type { LookupFields } from '../../src/crm/types.js';
+import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+
+/** Lookup fields as a mapping file would ask for them. */
+export const FIELDS: LookupFields = {
+  contact: ['FirstName', 'LastName', 'Email', 'Title'],
+  lead: ['FirstName', 'LastName', 'Email', 'Company', 'Status'],
+  company: ['Name', 'Website', 'Industry'],
+  deal: ['Name', 'StageName', 'CloseDate', 'Amount'],
+  owner: ['Name', 'Email'],
+};
+
+/** Access-token configuration pointing at the sandbox; override to pick another auth flow. */
+export function sandboxConfig(sb: SalesforceSandbox, over: Partial<SalesforceConfig> = {}): SalesforceConfig {
+  return { instanceUrl: sb.url, loginUrl: sb.url, accessToken: sb.accessToken, apiVersion: '62.0', ...over };
+}
+
+/** Reads the sandbox's request counters through its admin API. */
+export async function requestCounts(
+  sb: SalesforceSandbox,
+): Promise<{ total: number; counts: Record<string, number> }> {
+  const res = await fetch(`${sb.url}/_admin/requests`);
+  return (await res.json()) as { total: number; counts: Record<string, number> };
+}
+
+export async function adminRecords(sb: SalesforceSandbox, type: string): Promise<Record<string, unknown>[]> {
+  const res = await fetch(`${sb.url}/_admin/records/${type}`);
+  return (await res.json()) as Record<string, unknown>[];
+}
+
+export async function adminPost(sb: SalesforceSandbox, path: string, body?: unknown): Promise<void> {
+  const res = await fetch(`${sb.url}/_admin/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
+}
+
+export const QUERY = '/services/data/v62.0/query';
+
+let keys: { publicKeyPem: string; privateKeyPem: string } | undefined;
+
+/** One RSA key pair per test process: generating one per sandbox costs most of a second. */
+export function testJwtKeys(): { publicKeyPem: string; privateKeyPem: string } {
+  if (!keys) {
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    keys = {
+      publicKeyPem: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      privateKeyPem: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    };
+  }
+  return keys;
+}
