@@ -54,11 +54,11 @@ export interface Mapping {
  */
 export interface CallInput {
   id: string;
-  created_at?: string | undefined;
+  created_at?: string | null | undefined;
   participant?: {
-    email?: string | undefined;
-    name?: string | undefined;
-    company?: string | undefined;
+    email?: string | null | undefined;
+    name?: string | null | undefined;
+    company?: string | null | undefined;
   } | null;
 }
 

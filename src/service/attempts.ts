@@ -12,6 +12,7 @@ import {
   ServiceUnauthorizedError,
 } from './errors.js';
 import { decideRetry, rateLimitWaitMs } from './retry.js';
+import type { AttemptInfo } from './types.js';
 
 /** Shared by every call of one client: after a 401 nothing is sent until `resetAuth()`. */
 export interface AuthState {
@@ -26,6 +27,7 @@ export interface AttemptLoopDeps {
   random: () => number;
   maxAttempts: number;
   auth: AuthState;
+  onAttempt?: ((info: AttemptInfo) => void) | undefined;
 }
 
 export interface Operation {
@@ -54,11 +56,14 @@ export async function runWithRetries<T>(
         { method: op.method, path: op.path },
       );
     }
+    const started = deps.clock.now();
     try {
       const value = await attempt();
       deps.auth.lastError = undefined;
+      deps.onAttempt?.({ endpoint: op.label, status: '2xx', durationMs: deps.clock.now() - started });
       return value;
     } catch (err) {
+      deps.onAttempt?.({ endpoint: op.label, status: statusOf(err), durationMs: deps.clock.now() - started });
       onFailure(deps, op, err, n);
       const decision = decideRetry(err, n, {
         maxAttempts: deps.maxAttempts,
@@ -106,6 +111,11 @@ function onFailure(deps: AttemptLoopDeps, op: Operation, err: unknown, attempt: 
       'The Service daily request cap is spent; Service requests are paused until it resets',
     );
   }
+}
+
+function statusOf(err: unknown): string {
+  if (err instanceof ServiceError) return err.status !== undefined ? String(err.status) : err.code.toLowerCase();
+  return 'error';
 }
 
 function codeOf(err: unknown): string | undefined {

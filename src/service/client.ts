@@ -69,6 +69,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
     random: deps.random ?? Math.random,
     maxAttempts: deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     auth,
+    onAttempt: deps.onAttempt,
   };
   const secrets = [deps.apiKey];
   let closed = false;

@@ -50,6 +50,16 @@ export interface ServiceClientDeps {
   random?: () => number;
   /** Default: USER_AGENT from src/version.ts. */
   userAgent?: string;
+  /** Told after every attempt (retries included), for metrics: endpoint label, status, duration. */
+  onAttempt?: (info: AttemptInfo) => void;
+}
+
+export interface AttemptInfo {
+  /** Low-cardinality endpoint label, e.g. `GET /v1/calls/:id`. */
+  endpoint: string;
+  /** HTTP status as text, or `timeout` / `connection` when no response came. */
+  status: string;
+  durationMs: number;
 }
 
 export interface CallOptions {

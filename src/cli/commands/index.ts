@@ -1,7 +1,22 @@
 import type { Command } from 'commander';
 import { registerSandbox } from './sandbox.js';
+import { registerMigrate } from './migrate.js';
+import { registerMappings } from './mappings.js';
+import { openPreviewSource } from './mappingsPreview.js';
+import { registerDoctor } from './doctor.js';
+import { registerStart } from './start.js';
+import { registerStatus } from './status.js';
+import { registerReplay } from './replay.js';
+import { registerBackfill } from './backfill.js';
 
 /** Every subcommand, in the order `crm-sync --help` lists them. */
 export function registerCommands(program: Command): void {
+  registerStart(program);
+  registerStatus(program);
+  registerReplay(program);
+  registerBackfill(program);
   registerSandbox(program);
+  registerMigrate(program);
+  registerMappings(program, { openPreviewSource });
+  registerDoctor(program);
 }

@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+
+/** `crm-sync start`: the long-running worker (webhooks, jobs, poller), until SIGTERM/SIGINT. */
+export function registerStart(program: Command): void {
+  program
+    .command('start')
+    .description('Run the worker: webhook receiver, job runner and cursor poller (applies migrations first)')
+    .option('--drain-seconds <n>', 'on SIGTERM, how long running jobs may finish before they are handed back', '20')
+    .action(async (opts: { drainSeconds: string }) => {
+      const { loadConfig } = await import('../../config/config.js');
+      const { redactConfig } = await import('../../config/redact.js');
+      const { createLogger } = await import('../../log/logger.js');
+      const { startWorker } = await import('../../worker/app.js');
+      const config = loadConfig({ require: { service: true, crm: true } });
+      const logger = createLogger({ level: config.logLevel });
+      logger.debug({ config: redactConfig(config) }, 'configuration');
+      const worker = await startWorker(config, { logger });
+      console.log(`crm-sync worker listening on ${worker.url} (webhooks at ${worker.url}/webhooks)`);
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const onSignal = (signal: string) => {
+          if (stopping) {
+            logger.warn({ signal }, 'second signal: exiting now; unfinished jobs return to the queue when their lease lapses');
+            process.exit(1);
+          }
+          stopping = true;
+          logger.info({ signal }, 'signal received');
+          void worker
+            .stop(Number(opts.drainSeconds) * 1000)
+            .catch((err: unknown) => logger.error({ err }, 'error while stopping'))
+            .finally(resolve);
+        };
+        process.on('SIGTERM', () => onSignal('SIGTERM'));
+        process.on('SIGINT', () => onSignal('SIGINT'));
+      });
+    });
+}

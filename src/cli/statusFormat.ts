@@ -1,0 +1,71 @@
+/** Renders the status snapshot and one call's history for a terminal. Pure. */
+import type { StatusSnapshot } from '../worker/status.js';
+import { formatTable } from '../util/table.js';
+
+export function formatStatus(s: StatusSnapshot): string {
+  const lines: string[] = [];
+  lines.push(`crm-sync status (${s.crm}) at ${s.generatedAt}`, '');
+  lines.push('Calls by sync state');
+  lines.push(formatTable(['state', 'calls'], Object.entries(s.calls).map(([k, v]) => [k, v])), '');
+  const cap = s.budget.dailyCap === null ? 'unlimited' : String(s.budget.dailyCap);
+  lines.push(
+    `Service budget: ${s.budget.usedToday} of ${cap} requests used today (UTC); ` +
+      `${s.budget.inLastSecond}/${s.budget.plan.burstPerSecond} in the last second, ` +
+      `${s.budget.inLastMinute}/${s.budget.plan.ratePerMinute} in the last minute` +
+      (s.budget.pausedUntil ? `; PAUSED until ${s.budget.pausedUntil}` : ''),
+  );
+  const q = s.jobs.queuedByPriority;
+  lines.push(
+    `Queue: ${q.live ?? 0} live, ${q.writeback ?? 0} write-back, ${q.backfill ?? 0} backfill waiting; ` +
+      `${s.jobs.byState.running ?? 0} running, ${s.jobs.byState.failed ?? 0} failed jobs`,
+  );
+  lines.push(
+    s.cursor.updatedAt
+      ? `Cursor: last call created ${s.cursor.lastCallCreatedAt ?? 'n/a'}; moved ${s.cursor.ageSeconds}s ago`
+      : 'Cursor: not started yet',
+  );
+  if (s.worker) {
+    const w = s.worker;
+    if (w.serviceKeyRejected) lines.push('WARNING: the Service rejected SERVICE_API_KEY (401); replace it.');
+  }
+  lines.push('');
+  if (s.recentFailures.length === 0) lines.push('Recent failures: none');
+  else {
+    lines.push('Recent failures');
+    lines.push(
+      formatTable(
+        ['call', 'state', 'code', 'attempts', 'next try', 'reason'],
+        s.recentFailures.map((f) => [
+          f.callId,
+          f.state,
+          f.code ?? '',
+          f.attempts,
+          f.nextAttemptAt ?? '-',
+          (f.message ?? '').slice(0, 80),
+        ]),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
+export interface CallView {
+  status: Record<string, unknown>;
+  history: { at: string | Date; fromState: string | null; toState: string; detail: string | null }[];
+}
+
+export function formatCall(view: CallView): string {
+  const s = view.status;
+  const fields = Object.entries(s)
+    .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0))
+    .map(([k, v]) => [k, v instanceof Date ? v.toISOString() : Array.isArray(v) ? v.join(', ') : String(v)]);
+  const history = view.history.map((h) => [
+    h.at instanceof Date ? h.at.toISOString() : String(h.at),
+    h.fromState ?? '(new)',
+    h.toState,
+    (h.detail ?? '').slice(0, 100),
+  ]);
+  return [formatTable(['field', 'value'], fields), '', 'History', formatTable(['at', 'from', 'to', 'detail'], history)].join(
+    '\n',
+  );
+}

@@ -1,0 +1,36 @@
+/**
+ * Opens the database for a one-shot CLI command. When the embedded database is held by a running
+ * worker, returns null so the command can ask that worker over its loopback HTTP API instead.
+ */
+import type { AppConfig } from '../config/config.js';
+import { openDatabase, type Database } from '../store/database.js';
+import { EmbeddedDatabaseInUseError } from '../store/embeddedLock.js';
+
+export async function openDatabaseOrWorker(config: AppConfig): Promise<Database | null> {
+  try {
+    return await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  } catch (err) {
+    if (err instanceof EmbeddedDatabaseInUseError) return null;
+    throw err;
+  }
+}
+
+/** Calls the running worker's loopback API (PORT from the config). */
+export async function askWorker<T>(config: AppConfig, path: string, body?: unknown): Promise<T> {
+  const url = `http://127.0.0.1:${config.http.port}${path}`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new Error(
+      `the embedded database is in use by another process, and no worker answers on ${url}; ` +
+        'stop the other crm-sync process or set PORT to the running worker',
+    );
+  }
+  if (!res.ok) throw new Error(`the worker answered ${res.status} for ${path}: ${await res.text()}`);
+  return (await res.json()) as T;
+}

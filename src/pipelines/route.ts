@@ -1,0 +1,79 @@
+/**
+ * Which work an event or a discovered call causes. Pure: the inbox and the poller enqueue what
+ * these return inside their own transactions.
+ */
+import type { Call } from '../service/types.js';
+import type { WebhookEvent } from '../service/events.js';
+import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from './jobs.js';
+
+/**
+ * After call.completed the analysis usually follows within minutes and announces itself with
+ * analysis.ready; this check runs anyway in case that webhook is lost.
+ */
+export const ANALYSIS_SAFETY_CHECK_MS = 5 * 60_000;
+
+/** Call statuses that mean the call is still going (CONTRACT.md lists the assumed values). */
+const LIVE_STATUSES = new Set(['scheduled', 'in_progress']);
+const ANALYSED_STATUSES = new Set(['analyzed']);
+
+export function jobsForEvent(event: WebhookEvent, receivedAt: number): JobSpec[] {
+  const callId = event.data.call_id;
+  const call = (event.data.call ?? null) as Call | null;
+  switch (event.type) {
+    case 'call.started':
+      return [
+        {
+          kind: 'context',
+          key: contextJobKey(callId),
+          priority: JOB_PRIORITY.live,
+          payload: { callId, call, eventId: event.id, receivedAt },
+        },
+      ];
+    case 'analysis.ready':
+      return [writeback(callId, event.type, call, event.id, JOB_PRIORITY.writeback, 0)];
+    case 'call.completed':
+      return [writeback(callId, event.type, call, event.id, JOB_PRIORITY.writeback, ANALYSIS_SAFETY_CHECK_MS)];
+    case 'followup.generated':
+      return [
+        {
+          ...writeback(callId, event.type, call, event.id, JOB_PRIORITY.writeback, 0),
+          payload: {
+            callId,
+            reason: event.type,
+            call,
+            eventId: event.id,
+            followup: (event.data.followup ?? null) as Record<string, unknown> | null,
+          },
+        },
+      ];
+    default:
+      // transcript.ready and unknown types: stored, nothing to do.
+      return [];
+  }
+}
+
+/** Work for a call found by the poller or a backfill (no webhook seen, or not yet). */
+export function jobsForDiscoveredCall(call: Call, reason: 'poll' | 'backfill'): JobSpec[] {
+  const priority = JOB_PRIORITY.backfill;
+  if (LIVE_STATUSES.has(call.status)) {
+    // A live call whose call.started webhook was lost still gets its context, at live priority.
+    return [
+      { kind: 'context', key: contextJobKey(call.id), priority: JOB_PRIORITY.live, payload: { callId: call.id, call } },
+      writeback(call.id, reason, call, undefined, priority, ANALYSIS_SAFETY_CHECK_MS),
+    ];
+  }
+  if (call.status === 'failed') return [];
+  const delay = ANALYSED_STATUSES.has(call.status) ? 0 : ANALYSIS_SAFETY_CHECK_MS;
+  return [writeback(call.id, reason, call, undefined, priority, delay)];
+}
+
+function writeback(
+  callId: string,
+  reason: string,
+  call: Call | null,
+  eventId: string | undefined,
+  priority: number,
+  delayMs: number,
+): JobSpec {
+  return { kind: 'writeback', key: writebackJobKey(callId), priority, payload: { callId, reason, call, eventId }, delayMs };
+}

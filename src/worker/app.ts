@@ -1,0 +1,182 @@
+/**
+ * `crm-sync start`: one process running the webhook receiver, the job runner and the cursor
+ * poller, on one database and one Service request budget. Migrations are applied first.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { createRequestBudget } from '../budget/index.js';
+import type { AppConfig } from '../config/config.js';
+import { createCrmAdapter } from '../crm/factory.js';
+import { buildHttpServer } from '../http/server.js';
+import { composeReadiness } from '../http/readiness.js';
+import type { Logger } from '../log/logger.js';
+import { loadMappings } from '../mapping/index.js';
+import { createMetrics } from '../metrics/metrics.js';
+import { createLookupCache } from '../pipelines/lookupCache.js';
+import { createServiceClient } from '../service/index.js';
+import { openDatabase } from '../store/database.js';
+import { createDbSlotLedger } from '../store/dbSlotLedger.js';
+import { countJobs } from '../store/jobAdmin.js';
+import { migrate } from '../store/migrations.js';
+import { countSyncStatusByState } from '../store/syncStatusRepo.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { budgetPriorityOf } from '../pipelines/jobs.js';
+import { createDbInbox } from './inbox.js';
+import { createPoller } from './poller.js';
+import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
+import { collectStatus } from './status.js';
+import { registerAdminRoutes } from './adminRoutes.js';
+
+export interface WorkerHandle {
+  url: string;
+  port: number;
+  workerId: string;
+  /** Graceful stop: no new work, running jobs drain (or are handed back), then close. */
+  stop(drainMs?: number): Promise<void>;
+}
+
+export async function startWorker(
+  config: AppConfig,
+  options: { logger: Logger; clock?: Clock },
+): Promise<WorkerHandle> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger;
+  const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const mapping = loadMappings(config.configDir, config.crm);
+
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  const cleanup: (() => Promise<unknown>)[] = [() => database.close()];
+  try {
+    const applied = await migrate(database, { logger });
+    logger.info({ database: database.kind, location: database.location, applied: applied.length }, 'database ready');
+    const db = database.prisma;
+
+    const metrics = createMetrics();
+    const ledger = createDbSlotLedger({ db });
+    const budget = createRequestBudget({
+      limits: config.service.limits,
+      clock,
+      ledger,
+      liveWindowReserve: config.service.liveWindowReserve,
+      liveDailyReserve: config.service.liveDailyReserve,
+      logger,
+    });
+    cleanup.unshift(() => budget.close());
+    const service = createServiceClient({
+      baseUrl: config.service.baseUrl,
+      apiKey: config.service.apiKey,
+      budget,
+      clock,
+      logger,
+      timeoutMs: config.service.requestTimeoutMs,
+      onAttempt: (a) => {
+        metrics.serviceRequests.inc({ endpoint: a.endpoint, status: a.status });
+        metrics.serviceRequestDuration.observe({ endpoint: a.endpoint }, a.durationMs / 1000);
+      },
+    });
+    cleanup.unshift(() => service.close());
+    const crm = createCrmAdapter(config, { clock, logger, mapping });
+    const pipeline = {
+      db,
+      crmName: config.crm,
+      service,
+      crm,
+      mapping,
+      lookups: createLookupCache({ crm, mapping, clock }),
+      clock,
+      logger,
+      metrics,
+    };
+    const runner = createJobRunner(
+      { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics }, clock, logger },
+      DEFAULT_RUNNER_OPTIONS,
+    );
+    const poller = createPoller(
+      { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake() },
+      { schedule: config.pollSchedule, workerId, leaseMs: 30_000, firstLookbackMs: 24 * 3_600_000, maxPagesPerRun: 50 },
+    );
+    const status = () =>
+      collectStatus({
+        db,
+        crm: config.crm,
+        clock,
+        limits: config.service.limits,
+        ledger,
+        budgetStats: () => budget.stats(),
+        worker: () => ({
+          workerId,
+          pollLeader: poller.isLeader(),
+          jobsInFlight: runner.inFlight(),
+          serviceKeyRejected: service.health().unauthorized,
+          crm: crm.usage(),
+        }),
+      });
+    metrics.setBudgetStatsSource(() => budget.stats());
+    metrics.setSyncCallsSource(() => countSyncStatusByState(db, { crm: config.crm }));
+    metrics.setJobQueueDepthSource(async () =>
+      (await countJobs(db)).map((j) => ({ state: j.state, priority: budgetPriorityOf(j.priority), count: j.count })),
+    );
+    const readiness = composeReadiness(
+      {
+        database: async () => {
+          await db.$queryRaw`SELECT 1`;
+          return { ok: true };
+        },
+        service: async () => {
+          const health = service.health();
+          if (health.unauthorized) return { ok: false, detail: 'the Service rejected SERVICE_API_KEY (401)' };
+          return { ok: true, detail: health.lastError ?? 'no error seen' };
+        },
+      },
+      { clock },
+    );
+    const http = buildHttpServer({
+      logger,
+      webhookSecrets: config.service.webhookSecrets,
+      maxBodyBytes: config.http.maxBodyBytes,
+      inbox: createDbInbox({ db, crm: config.crm, onEnqueued: (kinds) => runner.wake(kinds) }),
+      status,
+      readiness,
+      metrics,
+      clock,
+    });
+    registerAdminRoutes(http, { db, crm: config.crm, clock, onEnqueued: () => runner.wake() });
+    await http.listen({ port: config.http.port, host: config.http.host });
+    const address = http.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.http.port;
+    cleanup.unshift(() => http.close());
+
+    // Say plainly at start when the key is bad, instead of at the first webhook.
+    void service
+      .listCallsPage({ limit: 1 }, { priority: 'writeback' })
+      .then(() => logger.info('Service API key accepted'))
+      .catch((err: unknown) => logger.error({ code: (err as { code?: string }).code }, `Service check failed: ${(err as Error).message}`));
+
+    runner.start();
+    poller.start();
+    logger.info({ port, workerId, crm: config.crm, plan: config.service.plan }, 'crm-sync worker started');
+
+    let stopping: Promise<void> | null = null;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      port,
+      workerId,
+      stop(drainMs = 20_000) {
+        stopping ??= (async () => {
+          logger.info('stopping: no new work; draining running jobs');
+          await http.close();
+          await poller.stop();
+          await runner.stop(drainMs);
+          await budget.close().catch(() => undefined);
+          await service.close().catch(() => undefined);
+          await database.close();
+          logger.info('stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    for (const fn of cleanup) await fn().catch(() => undefined);
+    throw err;
+  }
+}

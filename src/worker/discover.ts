@@ -1,0 +1,90 @@
+/**
+ * Walks GET /v1/calls from a saved cursor and makes sure every call has its work queued: the
+ * safety net under the webhooks (lost deliveries, downtime) and the engine of backfills. Each
+ * page's calls and jobs are written in one transaction with the cursor, so the cursor never moves
+ * past a call whose work is not durably queued.
+ */
+import type { Priority } from '../budget/types.js';
+import type { CrmName } from '../crm/types.js';
+import { callFactsOf } from '../pipelines/callFacts.js';
+import { jobsForDiscoveredCall } from '../pipelines/route.js';
+import type { Call, ListCallsParams, ServiceClient } from '../service/types.js';
+import { getCursor, saveCursor } from '../store/cursorRepo.js';
+import { inTransaction, type Db } from '../store/database.js';
+import { enqueueJob } from '../store/jobQueue.js';
+import { upsertDiscovered } from '../store/syncStatusRepo.js';
+import type { Clock } from '../util/clock.js';
+
+export interface DiscoverDeps {
+  db: Db;
+  crm: CrmName;
+  service: ServiceClient;
+  clock: Clock;
+}
+
+export interface DiscoverOptions {
+  cursorName: string;
+  reason: 'poll' | 'backfill';
+  /** Used only when no cursor is saved yet. */
+  start?: Pick<ListCallsParams, 'createdAfter' | 'createdBefore'>;
+  priority: Priority;
+  maxPages?: number;
+  pageSize?: number;
+  signal?: AbortSignal;
+  onPage?: (progress: { pages: number; calls: number; enqueued: number; lastCall: Call | undefined }) => void;
+}
+
+export interface DiscoverResult {
+  pages: number;
+  calls: number;
+  enqueued: number;
+  /** True when the walk reached the newest call (has_more false). */
+  caughtUp: boolean;
+}
+
+export async function discoverCalls(deps: DiscoverDeps, options: DiscoverOptions): Promise<DiscoverResult> {
+  const saved = await getCursor(deps.db, options.cursorName);
+  const params: ListCallsParams = saved?.cursor
+    ? { cursor: saved.cursor, limit: options.pageSize ?? 100 }
+    : { ...options.start, limit: options.pageSize ?? 100 };
+  const result: DiscoverResult = { pages: 0, calls: 0, enqueued: 0, caughtUp: false };
+  for await (const page of deps.service.listCalls(params, { priority: options.priority, signal: options.signal })) {
+    const enqueued = await inTransaction(deps.db, async (tx) => {
+      const now = new Date(deps.clock.now());
+      let count = 0;
+      for (const call of page.calls) {
+        const { record } = await upsertDiscovered(tx, { callId: call.id, crm: deps.crm, call: callFactsOf(call), now });
+        if (!['discovered', 'context_pushed', 'awaiting_analysis', 'writing_back'].includes(record.state)) continue;
+        for (const job of jobsForDiscoveredCall(call, options.reason)) {
+          if (job.kind === 'context' && (record.contextPushedAt || record.state !== 'discovered')) continue;
+          const { created } = await enqueueJob(tx, {
+            kind: job.kind,
+            key: job.key,
+            payload: job.payload,
+            priority: job.priority,
+            runAt: new Date(now.getTime() + (job.delayMs ?? 0)),
+            now,
+          });
+          if (created) count++;
+        }
+      }
+      const last = page.calls.at(-1);
+      // Keep the old cursor when a page came back empty without one (nothing new yet).
+      const cursor = page.nextCursor ?? saved?.cursor ?? null;
+      await saveCursor(tx, {
+        name: options.cursorName,
+        cursor,
+        lastCallCreatedAt: last ? new Date(last.created_at) : undefined,
+        now,
+      });
+      return count;
+    });
+    result.pages++;
+    result.calls += page.calls.length;
+    result.enqueued += enqueued;
+    options.onPage?.({ ...result, lastCall: page.calls.at(-1) });
+    if (!page.hasMore) result.caughtUp = true;
+    if (options.maxPages !== undefined && result.pages >= options.maxPages) break;
+  }
+  return result;
+}

@@ -1,0 +1,105 @@
+/**
+ * Applies a job try's result to the job table and the sync-status table: done, later (not a
+ * failure), or an error whose class decides retry, wait or fail (src/pipelines/outcome.ts).
+ */
+import type { CrmName } from '../crm/types.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { outcomeOf } from '../pipelines/outcome.js';
+import type { Db } from '../store/database.js';
+import { completeJob, failJob, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
+import { getSyncStatus, recordSyncError, transitionSyncStatus } from '../store/syncStatusRepo.js';
+import { canTransition } from '../sync/states.js';
+
+export type TryResult =
+  | { kind: 'done'; detail: string }
+  | { kind: 'later'; delayMs: number; detail: string }
+  | { kind: 'error'; error: unknown };
+
+/** Unauthorized: the key or token must be fixed by a person; look again in five minutes. */
+const STOP_WAIT_MS = 5 * 60_000;
+
+export interface OutcomeDeps {
+  db: Db;
+  crm: CrmName;
+  workerId: string;
+  logger: Logger;
+  metrics: Metrics;
+  random?: () => number;
+}
+
+export async function applyTryResult(
+  deps: OutcomeDeps,
+  job: JobRecord,
+  callId: string,
+  result: TryResult,
+  nowMs: number,
+): Promise<void> {
+  const now = new Date(nowMs);
+  const { db, workerId } = deps;
+  const log = deps.logger.child({ jobId: job.id, callId, kind: job.kind });
+  if (result.kind === 'done') {
+    await completeJob(db, { id: job.id, workerId, now });
+    deps.metrics.jobs.inc({ kind: job.kind, outcome: 'done' });
+    log.debug({ detail: result.detail }, 'job done');
+    return;
+  }
+  if (result.kind === 'later') {
+    await rescheduleJob(db, { id: job.id, workerId, runAt: new Date(nowMs + result.delayMs), now });
+    deps.metrics.jobs.inc({ kind: job.kind, outcome: 'later' });
+    return;
+  }
+  const outcome = outcomeOf(result.error, nowMs);
+  if (outcome.kind === 'wait' || outcome.kind === 'stop') {
+    const delayMs = outcome.kind === 'stop' ? STOP_WAIT_MS : outcome.delayMs;
+    await rescheduleJob(db, { id: job.id, workerId, runAt: new Date(nowMs + delayMs), now });
+    await noteError(deps, callId, outcome.code, outcome.message, new Date(nowMs + delayMs), now);
+    deps.metrics.jobs.inc({ kind: job.kind, outcome: 'waiting' });
+    const level = outcome.kind === 'stop' ? 'error' : 'info';
+    log[level]({ code: outcome.code, waitMs: delayMs }, outcome.message);
+    return;
+  }
+  const fate = await failJob(db, {
+    job,
+    workerId,
+    error: `${outcome.code}: ${outcome.message}`,
+    now,
+    retryable: outcome.kind === 'retry',
+    delayMs: outcome.kind === 'retry' ? outcome.delayMs : undefined,
+    random: deps.random,
+  });
+  deps.metrics.jobs.inc({ kind: job.kind, outcome: fate === 'retrying' ? 'retry' : fate });
+  if (fate === 'lost') return;
+  if (fate === 'retrying') {
+    const fresh = await db.job.findUnique({ where: { id: BigInt(job.id) }, select: { runAt: true } });
+    await noteError(deps, callId, outcome.code, outcome.message, fresh?.runAt ?? null, now);
+    log.warn({ code: outcome.code, attempts: job.attempts }, `will retry: ${outcome.message}`);
+    return;
+  }
+  // Out of attempts, or not retryable. A context push that failed does not fail the call's sync.
+  log.error({ code: outcome.code, attempts: job.attempts }, `job failed: ${outcome.message}`);
+  if (job.kind === 'writeback') await markFailed(deps, callId, outcome.code, outcome.message, now);
+  else await noteError(deps, callId, outcome.code, outcome.message, null, now);
+}
+
+async function noteError(
+  deps: OutcomeDeps,
+  callId: string,
+  code: string,
+  message: string,
+  nextAttemptAt: Date | null,
+  now: Date,
+): Promise<void> {
+  const status = await getSyncStatus(deps.db, callId, deps.crm);
+  if (!status) return;
+  await recordSyncError(deps.db, { callId, crm: deps.crm, code, message, nextAttemptAt, now });
+}
+
+async function markFailed(deps: OutcomeDeps, callId: string, code: string, message: string, now: Date) {
+  const status = await getSyncStatus(deps.db, callId, deps.crm);
+  if (!status) return;
+  if (canTransition(status.state, 'failed')) {
+    await transitionSyncStatus(deps.db, { callId, crm: deps.crm, to: 'failed', now, detail: `${code}: ${message}` });
+  }
+  await recordSyncError(deps.db, { callId, crm: deps.crm, code, message, nextAttemptAt: null, now });
+}

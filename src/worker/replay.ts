@@ -1,0 +1,44 @@
+/**
+ * Operator replays: put a call (or every failed call) back to work. The call's state moves back
+ * to where work resumes and a write-back job is queued; the CRM write upserts on the call id, so
+ * a replay of a written call updates its activity instead of adding one.
+ */
+import type { CrmName } from '../crm/types.js';
+import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
+import { inTransaction, type Db } from '../store/database.js';
+import { enqueueJob } from '../store/jobQueue.js';
+import { getSyncStatus, listSyncStatusByState, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
+import { canTransition, type SyncState } from '../sync/states.js';
+
+export interface ReplayResult {
+  callIds: string[];
+}
+
+const RESUME_FROM: Partial<Record<SyncState, SyncState>> = {
+  failed: 'awaiting_analysis',
+  written_back: 'awaiting_analysis',
+  skipped: 'discovered',
+};
+
+export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date): Promise<void> {
+  await inTransaction(db, async (tx) => {
+    const status = (await getSyncStatus(tx, callId, crm)) ?? (await upsertDiscovered(tx, { callId, crm, now })).record;
+    const to = RESUME_FROM[status.state];
+    if (to && canTransition(status.state, to)) {
+      await transitionSyncStatus(tx, { callId, crm, to, now, detail: 'replay requested by an operator' });
+    }
+    await enqueueJob(tx, {
+      kind: 'writeback',
+      key: writebackJobKey(callId),
+      payload: { callId, reason: 'replay' },
+      priority: JOB_PRIORITY.writeback,
+      now,
+    });
+  });
+}
+
+export async function replayFailed(db: Db, crm: CrmName, now: Date, limit = 10_000): Promise<ReplayResult> {
+  const failed = await listSyncStatusByState(db, 'failed', { crm, limit });
+  for (const f of failed) await replayCall(db, crm, f.callId, now);
+  return { callIds: failed.map((f) => f.callId) };
+}

@@ -1,0 +1,188 @@
+/**
+ * The job runner: two lanes over the job table. The live lane runs context pushes one job at a
+ * time each (several at once) so that a live call never waits behind bulk work; the bulk lane
+ * claims write-back jobs in batches so the CRM writes can use batch APIs. Claims hold a lease,
+ * renewed while the work runs; a killed process's jobs return to the queue when it lapses.
+ */
+import type { Logger } from '../log/logger.js';
+import { runContextJob } from '../pipelines/context.js';
+import type { PipelineDeps } from '../pipelines/deps.js';
+import { budgetPriorityOf, type ContextJobPayload, type WritebackJobPayload } from '../pipelines/jobs.js';
+import { runWritebackBatch } from '../pipelines/writeback.js';
+import { claimJobs, heartbeatJobs, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
+import type { Clock } from '../util/clock.js';
+import { applyTryResult, type OutcomeDeps } from './jobOutcome.js';
+
+export interface RunnerOptions {
+  liveConcurrency: number;
+  bulkBatchSize: number;
+  bulkConcurrency: number;
+  leaseMs: number;
+  /** How often an idle lane looks for due jobs (it is also woken when jobs are enqueued here). */
+  idlePollMs: number;
+}
+
+export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
+  liveConcurrency: 4,
+  bulkBatchSize: 25,
+  bulkConcurrency: 2,
+  leaseMs: 60_000,
+  idlePollMs: 1_000,
+};
+
+export interface JobRunner {
+  start(): void;
+  wake(kinds?: Set<string>): void;
+  /** Stops claiming, waits up to `drainMs` for running jobs, hands the rest back. */
+  stop(drainMs: number): Promise<void>;
+  inFlight(): number;
+}
+
+export function createJobRunner(
+  deps: { pipeline: PipelineDeps; outcome: OutcomeDeps; clock: Clock; logger: Logger },
+  options: RunnerOptions = DEFAULT_RUNNER_OPTIONS,
+): JobRunner {
+  const { clock, logger } = deps;
+  const db = deps.outcome.db;
+  const workerId = deps.outcome.workerId;
+  const running = new Map<number, { job: JobRecord; done: Promise<void> }>();
+  const wakers = { context: [] as (() => void)[], writeback: [] as (() => void)[] };
+  let stopping = false;
+  let heartbeat: unknown;
+
+  const now = () => new Date(clock.now());
+
+  function idle(kind: 'context' | 'writeback'): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = clock.setTimer(finish, options.idlePollMs);
+      function finish() {
+        clock.clearTimer(timer);
+        wakers[kind] = wakers[kind].filter((w) => w !== finish);
+        resolve();
+      }
+      wakers[kind].push(finish);
+    });
+  }
+
+  function track(jobs: JobRecord[], work: Promise<void>): Promise<void> {
+    const done = work.catch((err: unknown) => logger.error({ err }, 'job runner: unexpected error'));
+    for (const job of jobs) running.set(job.id, { job, done });
+    return done.finally(() => {
+      for (const job of jobs) running.delete(job.id);
+    });
+  }
+
+  async function liveLane(): Promise<void> {
+    while (!stopping) {
+      const free = options.liveConcurrency - countKind('context');
+      const jobs = free > 0 ? await claimSafely(['context'], free) : [];
+      if (jobs.length === 0) {
+        await idle('context');
+        continue;
+      }
+      for (const job of jobs) void track([job], runContext(job));
+    }
+  }
+
+  async function runContext(job: JobRecord): Promise<void> {
+    const payload = job.payload as ContextJobPayload;
+    try {
+      const detail = await runContextJob(deps.pipeline, payload);
+      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'done', detail }, clock.now());
+    } catch (error) {
+      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'error', error }, clock.now());
+    }
+  }
+
+  async function bulkLane(): Promise<void> {
+    while (!stopping) {
+      const jobs = await claimSafely(['writeback'], options.bulkBatchSize);
+      if (jobs.length === 0) {
+        await idle('writeback');
+        continue;
+      }
+      await track(jobs, runBatch(jobs));
+    }
+  }
+
+  async function runBatch(jobs: JobRecord[]): Promise<void> {
+    const items = jobs.map((job) => ({
+      jobId: job.id,
+      payload: job.payload as WritebackJobPayload,
+      priority: budgetPriorityOf(job.priority),
+    }));
+    let results;
+    try {
+      results = await runWritebackBatch(deps.pipeline, items);
+    } catch (error) {
+      results = new Map(items.map((i) => [i.jobId, { kind: 'error' as const, error }]));
+    }
+    for (const job of jobs) {
+      const payload = job.payload as WritebackJobPayload;
+      const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
+      await applyTryResult(deps.outcome, job, payload.callId, result, clock.now());
+    }
+  }
+
+  async function claimSafely(kinds: string[], limit: number): Promise<JobRecord[]> {
+    try {
+      return await claimJobs(db, { workerId, limit, leaseMs: options.leaseMs, now: now(), kinds });
+    } catch (err) {
+      logger.error({ err }, 'job runner: could not claim jobs; will try again');
+      return [];
+    }
+  }
+
+  function countKind(kind: string): number {
+    let n = 0;
+    for (const r of running.values()) if (r.job.kind === kind) n++;
+    return n;
+  }
+
+  async function renewLeases(): Promise<void> {
+    const ids = [...running.keys()];
+    if (ids.length > 0) await heartbeatJobs(db, { ids, workerId, leaseMs: options.leaseMs, now: now() });
+  }
+
+  function scheduleHeartbeat(): void {
+    heartbeat = clock.setTimer(() => {
+      renewLeases()
+        .catch((err: unknown) => logger.warn({ err }, 'job runner: lease renewal failed'))
+        .finally(() => {
+          if (!stopping) scheduleHeartbeat();
+        });
+    }, options.leaseMs / 3);
+  }
+
+  const lanes: Promise<void>[] = [];
+  return {
+    start() {
+      lanes.push(liveLane());
+      for (let i = 0; i < options.bulkConcurrency; i++) lanes.push(bulkLane());
+      scheduleHeartbeat();
+    },
+    wake(kinds) {
+      for (const kind of ['context', 'writeback'] as const) {
+        if (!kinds || kinds.has(kind)) for (const w of [...wakers[kind]]) w();
+      }
+    },
+    async stop(drainMs) {
+      stopping = true;
+      this.wake();
+      clock.clearTimer(heartbeat);
+      await Promise.all(lanes);
+      const pending = [...new Set([...running.values()].map((r) => r.done))];
+      let timer: unknown;
+      const timeout = new Promise<void>((resolve) => {
+        timer = clock.setTimer(resolve, drainMs);
+      });
+      await Promise.race([Promise.all(pending), timeout]);
+      clock.clearTimer(timer);
+      // Whatever is still running is handed back now rather than when its lease lapses.
+      for (const { job } of running.values()) {
+        await rescheduleJob(db, { id: job.id, workerId, runAt: now(), now: now() }).catch(() => false);
+      }
+    },
+    inFlight: () => running.size,
+  };
+}
