@@ -1,0 +1,200 @@
+/**
+ * `npm run demo`: the real worker, as a separate process, against local sandboxes of the Service
+ * and a CRM, on the embedded database under ./data/demo. Drives a few live calls from start to
+ * analysis and shows what happened: context pushed, sync status, records written to the CRM.
+ *
+ *   npm run demo                     # HubSpot sandbox
+ *   npm run demo -- --crm salesforce # Salesforce sandbox
+ *   npm run demo -- --keep           # leave everything running afterwards (Ctrl-C to stop)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startHubSpotSandbox } from '../src/sandbox/hubspot/index.js';
+import { startSalesforceSandbox } from '../src/sandbox/salesforce/index.js';
+import { startServiceSandbox } from '../src/sandbox/service/index.js';
+import { SANDBOX_PARTICIPANTS } from '../src/sandbox/service/seed.js';
+
+const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
+const args = process.argv.slice(2);
+const crm = args.includes('--crm') ? args[args.indexOf('--crm') + 1] : 'hubspot';
+const keep = args.includes('--keep');
+if (crm !== 'hubspot' && crm !== 'salesforce') throw new Error('--crm must be hubspot or salesforce');
+
+const say = (s = '') => console.log(s);
+const step = (s: string) => console.log(`\n\x1b[1m== ${s}\x1b[0m`);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls `check` until it returns a value, or fails after `ms`. */
+async function waitFor<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function json<T>(url: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(url, init);
+  if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${res.status}`);
+  return (await res.json()) as T;
+}
+
+step('Starting local sandboxes');
+const workerPort = await freePort();
+const service = await startServiceSandbox({
+  plan: 'sales',
+  seedCalls: 8,
+  webhookUrl: `http://127.0.0.1:${workerPort}/webhooks`,
+  analysisDelayMs: 1500,
+});
+say(`Service sandbox   ${service.url}  (plan sales: 60/min, 10/s, 10,000/day)`);
+const crmEnv: Record<string, string> = {};
+let crmUrl: string;
+let closeCrm: () => Promise<void>;
+if (crm === 'hubspot') {
+  const hs = await startHubSpotSandbox();
+  crmUrl = hs.url;
+  closeCrm = () => hs.close();
+  Object.assign(crmEnv, { CRM: 'hubspot', HUBSPOT_BASE_URL: hs.url, HUBSPOT_ACCESS_TOKEN: hs.accessToken });
+} else {
+  const sf = await startSalesforceSandbox();
+  crmUrl = sf.url;
+  closeCrm = () => sf.close();
+  Object.assign(crmEnv, { CRM: 'salesforce', SALESFORCE_INSTANCE_URL: sf.url, SALESFORCE_ACCESS_TOKEN: sf.accessToken });
+}
+say(`${crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} sandbox ${' '.repeat(crm === 'hubspot' ? 3 : 0)}${crmUrl}`);
+
+const dataDir = path.join(root, 'data', 'demo');
+rmSync(dataDir, { recursive: true, force: true });
+const env = {
+  ...process.env,
+  ...crmEnv,
+  SERVICE_API_BASE_URL: service.url,
+  SERVICE_API_KEY: service.apiKey,
+  SERVICE_WEBHOOK_SECRET: service.webhookSecret,
+  SERVICE_PLAN: 'sales',
+  DATA_DIR: dataDir,
+  PORT: String(workerPort),
+  HOST: '127.0.0.1',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+};
+
+step('Starting the worker: crm-sync start (embedded database in ./data/demo)');
+const worker: ChildProcess = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'start'], {
+  env,
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const workerUrl = `http://127.0.0.1:${workerPort}`;
+let exitCode = 0;
+try {
+  await waitFor('the worker to be ready', 60_000, async () => ((await fetch(`${workerUrl}/readyz`)).ok ? true : undefined));
+  say(`worker ready at ${workerUrl} (GET /status, /metrics, /readyz)`);
+
+  const participants = [SANDBOX_PARTICIPANTS[0]!, SANDBOX_PARTICIPANTS[2]!, SANDBOX_PARTICIPANTS[4]!];
+  const callIds: string[] = [];
+  for (const p of participants) {
+    step(`Live call with ${p.name} <${p.email}>`);
+    const call = await json<{ id: string }>(`${service.url}/_admin/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ participant: p }),
+    });
+    callIds.push(call.id);
+    const started = Date.now();
+    say(`call.started -> ${call.id}`);
+    const contexts = await waitFor('the context push', 15_000, async () => {
+      const list = await json<{ body?: unknown }[]>(`${service.url}/_admin/contexts/${call.id}`);
+      return list.length > 0 ? list : undefined;
+    });
+    const body = (contexts[0] as { body?: Record<string, unknown> }).body ?? contexts[0];
+    say(`context pushed after ${Date.now() - started} ms:`);
+    say(JSON.stringify(body, null, 2).split('\n').slice(0, 24).join('\n'));
+    await json(`${service.url}/_admin/calls/${call.id}/complete`, { method: 'POST' });
+    say('call.completed; analysis follows shortly (analysis.ready)');
+  }
+
+  step('Waiting for the write-back of the three calls');
+  await waitFor('all calls to settle', 60_000, async () => {
+    const s = await json<{ calls: Record<string, number> }>(`${workerUrl}/status`);
+    const settled = (s.calls.written_back ?? 0) + (s.calls.skipped ?? 0) + (s.calls.failed ?? 0);
+    const states = await Promise.all(
+      callIds.map(async (id) => {
+        const r = await fetch(`${workerUrl}/admin/calls/${id}`);
+        return r.ok ? ((await r.json()) as { status: { state: string } }).status.state : 'unknown';
+      }),
+    );
+    return states.every((st) => ['written_back', 'skipped', 'failed'].includes(st)) && settled > 0 ? states : undefined;
+  });
+
+  step('crm-sync status');
+  await new Promise<void>((resolve) => {
+    const p = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'status'], { env, stdio: 'inherit' });
+    p.on('exit', () => resolve());
+  });
+  for (const id of callIds) {
+    step(`crm-sync status --call ${id}`);
+    await new Promise<void>((resolve) => {
+      const p = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'status', '--call', id], { env, stdio: 'inherit' });
+      p.on('exit', () => resolve());
+    });
+  }
+
+  step(`Records written to the ${crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} sandbox`);
+  if (crm === 'hubspot') {
+    for (const type of ['calls', 'notes']) {
+      const objects = await json<{ results: { id: string; properties: Record<string, string> }[] }>(
+        `${crmUrl}/_admin/objects/${type}`,
+      );
+      for (const o of objects.results.filter((r) => r.properties.crmsync_call_id || r.properties.crmsync_followup_id)) {
+        const p = o.properties;
+        say(
+          type === 'calls'
+            ? `call engagement ${o.id}: "${p.hs_call_title}" overall ${p.crmsync_score_overall}, objections ${p.crmsync_objections_handled}/${p.crmsync_objections_detected} handled (call id ${p.crmsync_call_id})`
+            : `note ${o.id}: follow-up draft ${p.crmsync_followup_id}: ${(p.hs_note_body ?? '').replace(/<[^>]+>/g, ' ').slice(0, 90)}…`,
+        );
+      }
+    }
+    const assoc = await json<unknown>(`${crmUrl}/_admin/associations`);
+    say(`associations: ${JSON.stringify(assoc).slice(0, 400)}…`);
+  } else {
+    for (const type of ['Task', 'EmailMessage']) {
+      const records = await json<{ records?: Record<string, unknown>[] } | Record<string, unknown>[]>(`${crmUrl}/_admin/records/${type}`);
+      const list = Array.isArray(records) ? records : (records.records ?? []);
+      for (const r of list.filter((x) => x.CrmSync_Call_Id__c || x.CrmSync_Followup_Id__c)) {
+        say(
+          type === 'Task'
+            ? `Task ${String(r.Id)}: "${String(r.Subject)}" WhoId ${String(r.WhoId)} WhatId ${String(r.WhatId)} overall ${String(r.CrmSync_Score_Overall__c)}`
+            : `EmailMessage ${String(r.Id)} (draft, Status ${String(r.Status)}): "${String(r.Subject)}"`,
+        );
+      }
+    }
+  }
+  say('\nDone. The same worker runs in production with DATABASE_URL, real API URLs and credentials (see README).');
+  if (keep) {
+    say(`\nStill running (--keep): worker ${workerUrl}, Service ${service.url}, CRM ${crmUrl}. Ctrl-C to stop.`);
+    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  }
+} catch (err) {
+  console.error(`demo failed: ${(err as Error).message}`);
+  exitCode = 1;
+} finally {
+  worker.kill('SIGTERM');
+  await new Promise((resolve) => worker.once('exit', resolve));
+  await service.close();
+  await closeCrm();
+}
+process.exit(exitCode);
