@@ -7,6 +7,7 @@ import { loadMappings, mappingFilePath } from '../../mapping/load.js';
 import { requiredFields } from '../../mapping/requirements.js';
 import type { Mapping } from '../../mapping/types.js';
 import type { Clock } from '../../util/clock.js';
+import { holdProcessOpen } from '../keepAlive.js';
 import { checkServiceKey } from './doctorService.js';
 
 export interface DoctorOptions {
@@ -37,7 +38,13 @@ export async function runDoctor(
   options: DoctorOptions = {},
   deps: DoctorDeps = {},
 ): Promise<number> {
-  const checks = await collectChecks(config, options, deps);
+  const release = holdProcessOpen();
+  let checks: SetupCheck[];
+  try {
+    checks = await collectChecks(config, options, deps);
+  } finally {
+    release();
+  }
   const text = options.json
     ? JSON.stringify({ ok: checks.every((c) => c.ok), crm: config.crm, checks }, null, 2)
     : formatChecklist(checks, config.crm);
@@ -65,7 +72,11 @@ export async function runDoctorFromEnv(
   return runDoctor(config, io, options, deps);
 }
 
-async function collectChecks(config: AppConfig, options: DoctorOptions, deps: DoctorDeps): Promise<SetupCheck[]> {
+async function collectChecks(
+  config: AppConfig,
+  options: DoctorOptions,
+  deps: DoctorDeps,
+): Promise<SetupCheck[]> {
   const checks: SetupCheck[] = [
     {
       name: 'configuration',
@@ -110,7 +121,11 @@ async function checkCrm(
   });
   const { createCrmAdapter } = await import('../../crm/factory.js');
   try {
-    const adapter = createCrmAdapter(config, { clock: deps.clock, logger: deps.logger, mapping: mapping ?? undefined });
+    const adapter = createCrmAdapter(config, {
+      clock: deps.clock,
+      logger: deps.logger,
+      mapping: mapping ?? undefined,
+    });
     // Without a valid mapping only the credentials can be checked.
     const report = await adapter.verifySetup(mapping ? requiredFields(mapping) : [], { fix });
     return report.checks.map(named);
@@ -164,9 +179,14 @@ export function secretsOf(config: AppConfig): string[] {
   ].filter((s): s is string => Boolean(s));
 }
 
+/** Shorter values are not scrubbed: a one-letter test secret would blank out every "s". */
+const MIN_SCRUBBED_LENGTH = 8;
+
 /** Blanks out each secret: the error texts should hold none, this makes sure. */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
+  return secrets
+    .filter((secret) => secret.length >= MIN_SCRUBBED_LENGTH)
+    .reduce((out, secret) => out.split(secret).join('[redacted]'), text);
 }
 
 export function registerDoctor(program: Command, deps: DoctorDeps = {}): void {

@@ -54,7 +54,11 @@ export function describeFailure(err: unknown, where: string): SetupCheck {
   }
   // Limits are counted per key, so a 429 means the key itself was accepted.
   if (err instanceof ServiceRateLimitedError) {
-    return { name: NAME, ok: true, detail: `accepted by ${where} (rate-limited right now: is a worker busy?)` };
+    return {
+      name: NAME,
+      ok: true,
+      detail: `accepted by ${where} (rate-limited right now: is a worker busy?)`,
+    };
   }
   if (err instanceof ServiceDailyCapError) {
     return fail(
@@ -64,10 +68,13 @@ export function describeFailure(err: unknown, where: string): SetupCheck {
   }
   if (err instanceof ServiceTransientError) {
     const fix = 'check SERVICE_API_BASE_URL and that the Service is reachable from here';
-    if (err.kind === 'refused') return fail(`unreachable: nothing answered at ${where} (${causeCode(err)})`, fix);
+    if (err.kind === 'refused')
+      return fail(`unreachable: nothing answered at ${where} (${causeCode(err)})`, fix);
     if (err.kind === 'timeout') return fail(`unreachable: ${where} did not answer in time`, fix);
     if (err.kind === 'connection') return fail(`unreachable: ${where} dropped the connection`, fix);
-    return fail(`the Service at ${where} answered ${err.status ?? 'an error'}: it may be down, try again later`);
+    return fail(
+      `the Service at ${where} answered ${err.status ?? 'an error'}: it may be down, try again later`,
+    );
   }
   if (err instanceof ServiceNotFoundError) {
     return fail(

@@ -3,6 +3,7 @@ import type { CrmName } from '../../crm/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { PreviewSource } from '../../mapping/preview.js';
 import type { Clock } from '../../util/clock.js';
+import { holdProcessOpen } from '../keepAlive.js';
 
 export type ClosablePreviewSource = PreviewSource & { close(): Promise<void> };
 
@@ -18,7 +19,10 @@ export interface PreviewSourceDeps {
  * at 'writeback' priority, paid from a budget of this process) and the CRM adapter's lookup.
  * Nothing here writes to the Service or the CRM.
  */
-export async function previewSourceFrom(config: AppConfig, deps: PreviewSourceDeps = {}): Promise<ClosablePreviewSource> {
+export async function previewSourceFrom(
+  config: AppConfig,
+  deps: PreviewSourceDeps = {},
+): Promise<ClosablePreviewSource> {
   // Loaded on use: the SDKs and HTTP client would slow every other command's start.
   const [{ createServiceFromConfig }, { createCrmAdapter }] = await Promise.all([
     import('../serviceFromConfig.js'),
@@ -27,11 +31,12 @@ export async function previewSourceFrom(config: AppConfig, deps: PreviewSourceDe
   const crm = createCrmAdapter(config, { clock: deps.clock, logger: deps.logger });
   const service = createServiceFromConfig(config, { clock: deps.clock, logger: deps.logger });
   const opts = { priority: 'writeback' } as const;
+  const release = holdProcessOpen();
   return {
     getCall: (callId) => service.client.getCall(callId, opts),
     getAnalysis: (callId) => service.client.getAnalysis(callId, opts),
     lookup: (participant, fields, rule) => crm.lookup(participant, fields, rule),
-    close: () => service.close(),
+    close: () => service.close().finally(release),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Database } from '../../store/database.js';
 
 interface MigrateOptions {
   status?: boolean;
@@ -31,15 +32,13 @@ export function registerMigrate(program: Command): void {
     });
 }
 
-async function runMigrate(
-  db: import('../../store/database.js').Database,
-  where: string,
-  opts: MigrateOptions,
-): Promise<void> {
+async function runMigrate(db: Database, where: string, opts: MigrateOptions): Promise<void> {
   const { markMigrationRolledBack, migrate, migrationStatus } = await import('../../store/migrations.js');
   if (opts.rolledBack) {
     await markMigrationRolledBack(db, opts.rolledBack);
-    console.log(`Marked ${opts.rolledBack} as rolled back on the ${where}; run \`crm-sync migrate\` to apply it again.`);
+    console.log(
+      `Marked ${opts.rolledBack} as rolled back on the ${where}; run \`crm-sync migrate\` to apply it again.`,
+    );
     return;
   }
   if (opts.status) {
@@ -55,7 +54,10 @@ async function runMigrate(
   try {
     const applied = await migrate(db);
     if (applied.length === 0) console.log(`The ${where} is up to date; no migration to apply.`);
-    else console.log(`Applied ${applied.length} migration(s) to the ${where}:\n${applied.map((n) => `  ${n}`).join('\n')}`);
+    else
+      console.log(
+        `Applied ${applied.length} migration(s) to the ${where}:\n${applied.map((n) => `  ${n}`).join('\n')}`,
+      );
   } catch (err) {
     const failed = (await migrationStatus(db).catch(() => null))?.failed ?? [];
     const hint =

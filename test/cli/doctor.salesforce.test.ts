@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDoctor } from '../../src/cli/commands/doctor.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { captureIo, configFrom, jwtKeys, salesforceEnv } from './helpers.js';
+
+let svc: ServiceSandbox;
+let bare: SalesforceSandbox;
+let ready: SalesforceSandbox;
+
+beforeAll(async () => {
+  svc = await startServiceSandbox({ seedCalls: 3 });
+  [bare, ready] = await Promise.all([
+    startSalesforceSandbox({ withCustomFields: false, jwtKeys: jwtKeys() }),
+    startSalesforceSandbox({ withCustomFields: true, jwtKeys: jwtKeys() }),
+  ]);
+});
+afterAll(() => Promise.all([svc.close(), bare.close(), ready.close()]));
+
+describe('doctor with Salesforce', () => {
+  it('lists each missing field with how to create it; --fix explains that it cannot', async () => {
+    const config = configFrom(salesforceEnv(svc, bare));
+    const io = captureIo();
+    expect(await runDoctor(config, io)).toBe(1);
+    const text = io.text();
+    expect(text).toMatch(/^✔ Salesforce credentials: signed in/m);
+    expect(text).toContain('✖ Salesforce Task.CrmSync_Call_Id__c: missing');
+    expect(text).toContain(
+      'to fix: In Setup > Object Manager > Task > Fields & Relationships, create "CRM Sync call id" ' +
+        '(API name CrmSync_Call_Id__c): Text(255), External ID, Unique (case-insensitive)',
+    );
+    expect(text).toContain('✖ Salesforce Task.CrmSync_Score_Overall__c: missing');
+    expect(text).toContain('(API name CrmSync_Score_Overall__c): Number(16, 2)');
+    expect(text).toContain('✖ Salesforce EmailMessage.CrmSync_Followup_Id__c: missing');
+    expect(text).not.toContain('doctor --fix');
+
+    const fixing = captureIo();
+    expect(await runDoctor(config, fixing, { fix: true })).toBe(1);
+    expect(fixing.text()).toContain(
+      '✖ Salesforce fix: Salesforce fields cannot be created through the REST API',
+    );
+    expect(fixing.text()).not.toContain(bare.accessToken);
+  });
+
+  it('passes on an org with the fields', async () => {
+    const io = captureIo();
+    expect(await runDoctor(configFrom(salesforceEnv(svc, ready)), io)).toBe(0);
+    expect(io.text()).toContain('✔ Salesforce Task.CrmSync_Call_Id__c: string(255)');
+    expect(io.text()).toMatch(/All 13 checks passed\.$/);
+  });
+
+  it('fails the credentials check for a token Salesforce refuses', async () => {
+    const token = '00Dxx0000000000!revoked';
+    const io = captureIo();
+    const config = configFrom(salesforceEnv(svc, ready, { SALESFORCE_ACCESS_TOKEN: token }));
+    expect(await runDoctor(config, io)).toBe(1);
+    expect(io.text()).toMatch(/^✖ Salesforce credentials: /m);
+    expect(io.text()).toContain('Check the Salesforce credentials');
+    expect(io.text()).not.toContain(token);
+  });
+});
