@@ -14,4 +14,9 @@ export function callFactsOf(call: Call): CallFacts {
 }
 
 /** Call statuses after which a live context push is pointless (CONTRACT.md's assumed values). */
-export const FINISHED_STATUSES: ReadonlySet<string> = new Set(['completed', 'processing', 'analyzed', 'failed']);
+export const FINISHED_STATUSES: ReadonlySet<string> = new Set([
+  'completed',
+  'processing',
+  'analyzed',
+  'failed',
+]);

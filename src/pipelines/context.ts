@@ -18,7 +18,12 @@ export async function runContextJob(deps: PipelineDeps, payload: ContextJobPaylo
   if (existing?.contextPushedAt) return 'already_pushed';
 
   const call = payload.call ?? (await deps.service.getCall(callId, { priority: 'live' }));
-  const { record } = await upsertDiscovered(db, { callId, crm, call: callFactsOf(call), now: new Date(clock.now()) });
+  const { record } = await upsertDiscovered(db, {
+    callId,
+    crm,
+    call: callFactsOf(call),
+    now: new Date(clock.now()),
+  });
   // A late or replayed call.started for a call that has ended: the coaching moment has passed.
   if (FINISHED_STATUSES.has(call.status) || record.state !== 'discovered') return 'call_finished';
 

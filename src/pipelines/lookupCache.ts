@@ -3,15 +3,26 @@
  * several calls of a backfill, and the context push and the write-back of one call need the same
  * records; the cache turns those repeats into zero CRM requests. Concurrent asks share one lookup.
  */
-import type { CrmAdapter, CrmLookup, Participant } from '../crm/types.js';
+import type { CrmAdapter, CrmLookup, DealRule, LookupFields, Participant } from '../crm/types.js';
 import type { Mapping } from '../mapping/types.js';
 import { dealRuleFor, lookupFieldsFor } from '../mapping/index.js';
 import type { Clock } from '../util/clock.js';
 
 export interface LookupCache {
   get(participant: Participant): Promise<CrmLookup>;
+  /**
+   * Looks up many participants at once through the adapter's batch lookup (when it has one), so
+   * a write-back batch costs a few CRM requests instead of a few per call.
+   */
+  prefetch(participants: Participant[]): Promise<void>;
   clear(): void;
 }
+
+type BatchLookup = (
+  participants: Participant[],
+  fields: LookupFields,
+  rule?: DealRule,
+) => Promise<Map<string, CrmLookup>>;
 
 export function createLookupCache(deps: {
   crm: CrmAdapter;
@@ -25,22 +36,42 @@ export function createLookupCache(deps: {
   const fields = lookupFieldsFor(deps.mapping);
   const rule = dealRuleFor(deps.mapping);
   const entries = new Map<string, { at: number; value: Promise<CrmLookup> }>();
+  const keyOf = (p: Participant) => `${p.email.trim().toLowerCase()}|${p.company ?? ''}`;
+  const fresh = (key: string) => {
+    const hit = entries.get(key);
+    return hit && deps.clock.now() - hit.at < ttlMs ? hit : undefined;
+  };
+  const remember = (key: string, value: Promise<CrmLookup>) => {
+    entries.set(key, { at: deps.clock.now(), value });
+    // A failed lookup must not be remembered.
+    value.catch(() => entries.delete(key));
+    if (entries.size > maxEntries) {
+      const oldest = entries.keys().next().value;
+      if (oldest !== undefined) entries.delete(oldest);
+    }
+    return value;
+  };
+  const batch = (deps.crm as { lookupMany?: BatchLookup }).lookupMany?.bind(deps.crm);
 
   return {
     get(participant) {
-      const key = `${participant.email.trim().toLowerCase()}|${participant.company ?? ''}`;
-      const now = deps.clock.now();
-      const hit = entries.get(key);
-      if (hit && now - hit.at < ttlMs) return hit.value;
-      const value = deps.crm.lookup(participant, fields, rule);
-      entries.set(key, { at: now, value });
-      // A failed lookup must not be remembered.
-      value.catch(() => entries.delete(key));
-      if (entries.size > maxEntries) {
-        const oldest = entries.keys().next().value;
-        if (oldest !== undefined) entries.delete(oldest);
-      }
-      return value;
+      const key = keyOf(participant);
+      return fresh(key)?.value ?? remember(key, deps.crm.lookup(participant, fields, rule));
+    },
+    async prefetch(participants) {
+      if (!batch) return;
+      const missing = new Map<string, Participant>();
+      for (const p of participants) if (!fresh(keyOf(p))) missing.set(keyOf(p), p);
+      if (missing.size === 0) return;
+      const found = batch([...missing.values()], fields, rule);
+      const values = [...missing].map(([key, p]) =>
+        remember(
+          key,
+          found.then((m) => m.get(p.email.trim().toLowerCase()) ?? deps.crm.lookup(p, fields, rule)),
+        ),
+      );
+      // Settled, so a failed batch is already forgotten and `get` falls back to single lookups.
+      await Promise.allSettled(values);
     },
     clear: () => entries.clear(),
   };

@@ -44,7 +44,9 @@ export function outcomeOf(err: unknown, nowMs: number): JobOutcome {
   if (err instanceof ServiceTransientError) return { kind: 'retry', code: err.code, message };
   if (err instanceof ServiceError) return { kind: 'fail', code: err.code, message };
   if (err instanceof CrmError) {
-    return err.retryable ? { kind: 'retry', code: err.code, message } : { kind: 'fail', code: err.code, message };
+    return err.retryable
+      ? { kind: 'retry', code: err.code, message }
+      : { kind: 'fail', code: err.code, message };
   }
   if (
     err instanceof MappingRequiredMissingError ||

@@ -32,7 +32,9 @@ export function jobsForEvent(event: WebhookEvent, receivedAt: number): JobSpec[]
     case 'analysis.ready':
       return [writeback(callId, event.type, call, event.id, JOB_PRIORITY.writeback, 0)];
     case 'call.completed':
-      return [writeback(callId, event.type, call, event.id, JOB_PRIORITY.writeback, ANALYSIS_SAFETY_CHECK_MS)];
+      return [
+        writeback(callId, event.type, call, event.id, JOB_PRIORITY.writeback, ANALYSIS_SAFETY_CHECK_MS),
+      ];
     case 'followup.generated':
       return [
         {
@@ -58,7 +60,12 @@ export function jobsForDiscoveredCall(call: Call, reason: 'poll' | 'backfill'): 
   if (LIVE_STATUSES.has(call.status)) {
     // A live call whose call.started webhook was lost still gets its context, at live priority.
     return [
-      { kind: 'context', key: contextJobKey(call.id), priority: JOB_PRIORITY.live, payload: { callId: call.id, call } },
+      {
+        kind: 'context',
+        key: contextJobKey(call.id),
+        priority: JOB_PRIORITY.live,
+        payload: { callId: call.id, call },
+      },
       writeback(call.id, reason, call, undefined, priority, ANALYSIS_SAFETY_CHECK_MS),
     ];
   }
@@ -75,5 +82,11 @@ function writeback(
   priority: number,
   delayMs: number,
 ): JobSpec {
-  return { kind: 'writeback', key: writebackJobKey(callId), priority, payload: { callId, reason, call, eventId }, delayMs };
+  return {
+    kind: 'writeback',
+    key: writebackJobKey(callId),
+    priority,
+    payload: { callId, reason, call, eventId },
+    delayMs,
+  };
 }

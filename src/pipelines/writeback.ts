@@ -9,8 +9,18 @@ import type { CrmLookup, FollowupWrite, WriteResult } from '../crm/types.js';
 import { buildActivity, buildFollowups } from '../mapping/index.js';
 import { ServiceNotReadyError } from '../service/errors.js';
 import type { Analysis, Call } from '../service/types.js';
-import { claimFollowupGeneration, listFollowupDrafts, saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered, type SyncStatusRecord } from '../store/syncStatusRepo.js';
+import {
+  claimFollowupGeneration,
+  listFollowupDrafts,
+  saveFollowupDrafts,
+  type DraftInput,
+} from '../store/followupRepo.js';
+import {
+  getSyncStatus,
+  transitionSyncStatus,
+  upsertDiscovered,
+  type SyncStatusRecord,
+} from '../store/syncStatusRepo.js';
 import { callFactsOf } from './callFacts.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
@@ -45,9 +55,18 @@ export async function runWritebackBatch(
   items: WritebackItem[],
 ): Promise<Map<number, WritebackResult>> {
   const results = new Map<number, WritebackResult>();
+  // One batch lookup for the participants the payloads already name (list pages, events).
+  const known = items.flatMap((i) => {
+    const p = i.payload.call?.participant;
+    return p?.email ? [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }] : [];
+  });
+  if (known.length > 1) await deps.lookups.prefetch(known);
   const prepared = await Promise.all(
     items.map((item) =>
-      prepare(deps, item).catch((error: unknown): Prepared => ({ kind: 'result', result: { kind: 'error', error } })),
+      prepare(deps, item).catch((error: unknown): Prepared => ({
+        kind: 'result',
+        result: { kind: 'error', error },
+      })),
     ),
   );
   const writes: { item: WritebackItem; p: Extract<Prepared, { kind: 'write' }> }[] = [];
@@ -110,7 +129,11 @@ async function prepare(deps: PipelineDeps, item: WritebackItem): Promise<Prepare
   }
 
   let drafts = (await listFollowupDrafts(db, callId)).map((d) => d.raw as DraftInput);
-  if (drafts.length === 0 && deps.mapping.writeback.followups && (await claimFollowupGeneration(db, callId, crm, now()))) {
+  if (
+    drafts.length === 0 &&
+    deps.mapping.writeback.followups &&
+    (await claimFollowupGeneration(db, callId, crm, now()))
+  ) {
     const generated = await deps.service.generateFollowups(callId, { recipients: [email] }, opts);
     await saveFollowupDrafts(db, callId, generated as DraftInput[], now());
     drafts = generated as DraftInput[];
@@ -130,7 +153,8 @@ async function writeToCrm(
   const full = writes.filter((w) => !w.p.followupsOnly);
   for (const w of full) {
     const status = await getSyncStatus(db, w.p.callId, crm);
-    if (status && status.state !== 'writing_back') await moveTo(deps, status, 'writing_back', 'writing to the CRM');
+    if (status && status.state !== 'writing_back')
+      await moveTo(deps, status, 'writing_back', 'writing to the CRM');
     activities.push(
       await buildActivity(deps.mapping, {
         call: w.p.call,
@@ -157,7 +181,8 @@ async function writeToCrm(
       lookup: w.p.lookup,
       now: clock.now(),
     });
-    for (const f of built) if (!w.p.followupsOnly || !done.has(f.draftId)) followupWrites.push({ ...f, activityId });
+    for (const f of built)
+      if (!w.p.followupsOnly || !done.has(f.draftId)) followupWrites.push({ ...f, activityId });
   }
   const followupResults = followupWrites.length > 0 ? await deps.crm.upsertFollowups(followupWrites) : [];
   const followupsByCall = new Map<string, WriteResult[]>();
@@ -254,4 +279,7 @@ async function finish(
 }
 
 const done = (detail: string): Prepared => ({ kind: 'result', result: { kind: 'done', detail } });
-const later = (delayMs: number, detail: string): Prepared => ({ kind: 'result', result: { kind: 'later', delayMs, detail } });
+const later = (delayMs: number, detail: string): Prepared => ({
+  kind: 'result',
+  result: { kind: 'later', delayMs, detail },
+});
