@@ -53,6 +53,11 @@ export interface DealRule {
 
 export const DEFAULT_DEAL_RULE: DealRule = { orderBy: 'close_date_asc', limit: 5 };
 
+/** The key of a participant in `lookupMany`'s result: the address trimmed and lower-cased. */
+export function lookupKey(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /** The records a call's activity is attached to (ids from the lookup). */
 export interface ActivityLinks {
   contactId?: string | undefined;
@@ -66,6 +71,8 @@ export interface ActivityLinks {
 export interface ActivityWrite {
   /** The Service call id: stored in the external-id field, the upsert key. */
   callId: string;
+  /** The external-id field (from the mapping's `id_field`); `properties` holds it set to `callId`. */
+  idField?: string | undefined;
   properties: Record<string, string | number | boolean | null>;
   links: ActivityLinks;
 }
@@ -76,6 +83,8 @@ export interface FollowupWrite {
   draftId: string;
   /** 'note' | 'task' (HubSpot) or 'email' | 'task' (Salesforce), from the mapping. */
   kind: 'note' | 'task' | 'email';
+  /** The external-id field (from the mapping's `id_field`); `properties` holds it set to `draftId`. */
+  idField?: string | undefined;
   properties: Record<string, string | number | boolean | null>;
   links: ActivityLinks;
   /** The call's activity, when the CRM can link the draft to it. */
@@ -111,6 +120,16 @@ export interface CrmAdapter {
   readonly name: CrmName;
   /** Finds the participant's contact (or lead), company, open deals and owner. */
   lookup(participant: Participant, fields: LookupFields, rule?: DealRule): Promise<CrmLookup>;
+  /**
+   * Looks up many participants in a few batched requests (for write-back batches and backfills),
+   * giving each the same result `lookup` would. Keyed by `lookupKey(participant.email)`; when two
+   * participants share an address, the first one's name and company are used.
+   */
+  lookupMany(
+    participants: Participant[],
+    fields: LookupFields,
+    rule?: DealRule,
+  ): Promise<Map<string, CrmLookup>>;
   /**
    * Creates or updates each call's activity, keyed on the call id, and links it. Safe to repeat:
    * the same call written three times leaves one activity. Batches when given several.

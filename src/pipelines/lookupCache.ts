@@ -3,7 +3,7 @@
  * several calls of a backfill, and the context push and the write-back of one call need the same
  * records; the cache turns those repeats into zero CRM requests. Concurrent asks share one lookup.
  */
-import type { CrmAdapter, CrmLookup, DealRule, LookupFields, Participant } from '../crm/types.js';
+import { lookupKey, type CrmAdapter, type CrmLookup, type Participant } from '../crm/types.js';
 import type { Mapping } from '../mapping/types.js';
 import { dealRuleFor, lookupFieldsFor } from '../mapping/index.js';
 import type { Clock } from '../util/clock.js';
@@ -11,18 +11,12 @@ import type { Clock } from '../util/clock.js';
 export interface LookupCache {
   get(participant: Participant): Promise<CrmLookup>;
   /**
-   * Looks up many participants at once through the adapter's batch lookup (when it has one), so
+   * Looks up many participants at once through the adapter's batch lookup, so
    * a write-back batch costs a few CRM requests instead of a few per call.
    */
   prefetch(participants: Participant[]): Promise<void>;
   clear(): void;
 }
-
-type BatchLookup = (
-  participants: Participant[],
-  fields: LookupFields,
-  rule?: DealRule,
-) => Promise<Map<string, CrmLookup>>;
 
 export function createLookupCache(deps: {
   crm: CrmAdapter;
@@ -51,7 +45,6 @@ export function createLookupCache(deps: {
     }
     return value;
   };
-  const batch = (deps.crm as { lookupMany?: BatchLookup }).lookupMany?.bind(deps.crm);
 
   return {
     get(participant) {
@@ -59,15 +52,14 @@ export function createLookupCache(deps: {
       return fresh(key)?.value ?? remember(key, deps.crm.lookup(participant, fields, rule));
     },
     async prefetch(participants) {
-      if (!batch) return;
       const missing = new Map<string, Participant>();
       for (const p of participants) if (!fresh(keyOf(p))) missing.set(keyOf(p), p);
       if (missing.size === 0) return;
-      const found = batch([...missing.values()], fields, rule);
+      const found = deps.crm.lookupMany([...missing.values()], fields, rule);
       const values = [...missing].map(([key, p]) =>
         remember(
           key,
-          found.then((m) => m.get(p.email.trim().toLowerCase()) ?? deps.crm.lookup(p, fields, rule)),
+          found.then((m) => m.get(lookupKey(p.email)) ?? deps.crm.lookup(p, fields, rule)),
         ),
       );
       // Settled, so a failed batch is already forgotten and `get` falls back to single lookups.

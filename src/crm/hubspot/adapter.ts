@@ -12,6 +12,7 @@ import {
 import { TokenSource, type HubSpotCredentials, type RefreshFn, type TokenGrant } from './auth.js';
 import { RequestGate, type GateOptions } from './gate.js';
 import { lookupParticipant } from './lookup.js';
+import { lookupParticipants } from './lookupMany.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { createRunner } from './runner.js';
 import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.js';
@@ -95,6 +96,10 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
 
     lookup(participant, fields, rule = DEFAULT_DEAL_RULE) {
       return lookupParticipant(run, participant, fields, rule);
+    },
+
+    lookupMany(participants, fields, rule = DEFAULT_DEAL_RULE) {
+      return lookupParticipants(run, participants, fields, rule);
     },
 
     async upsertActivities(writes: ActivityWrite[]) {

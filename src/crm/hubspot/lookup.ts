@@ -3,7 +3,7 @@ import type { CrmLookup, CrmRecord, DealRule, LookupFields, MatchedBy, Participa
 import { chooseDeals } from './dealRule.js';
 import { emailDomain, isFreeMailDomain } from './freemail.js';
 import type { Runner } from './runner.js';
-import type { SdkObject } from './sdk.js';
+import type { OwnerInfo, SdkObject } from './sdk.js';
 
 /**
  * Finds a participant in HubSpot: the contact by email (HubSpot has no leads), its company and
@@ -11,9 +11,9 @@ import type { SdkObject } from './sdk.js';
  * email domain (never a free-mail one), else by company name. Deals are the contact's, else the company's, open ones only,
  * ordered by the deal rule. The owner is the contact's, else the company's.
  */
-const CONTACT_PROPS = ['email', 'firstname', 'lastname', 'hubspot_owner_id'];
-const COMPANY_PROPS = ['name', 'domain', 'hubspot_owner_id'];
-const DEAL_PROPS = [
+export const CONTACT_PROPS = ['email', 'firstname', 'lastname', 'hubspot_owner_id'];
+export const COMPANY_PROPS = ['name', 'domain', 'hubspot_owner_id'];
+export const DEAL_PROPS = [
   'dealname',
   'dealstage',
   'pipeline',
@@ -25,8 +25,8 @@ const DEAL_PROPS = [
   'hubspot_owner_id',
 ];
 /** v4 association type ids marking a contact's or deal's primary company. */
-const PRIMARY_COMPANY_TYPES = new Set([1, 5]);
-const BATCH_READ_MAX = 100;
+export const PRIMARY_COMPANY_TYPES = new Set([1, 5]);
+export const BATCH_READ_MAX = 100;
 
 export async function lookupParticipant(
   run: Runner,
@@ -126,37 +126,41 @@ async function readDeals(run: Runner, ids: string[], properties: string[]): Prom
   return out;
 }
 
-async function readOwner(
+export async function readOwner(
   run: Runner,
   ownerId: string | undefined,
   fields: string[],
 ): Promise<CrmRecord | null> {
   if (!ownerId) return null;
   try {
-    const o = await run('read owner', (api) => api.owner(ownerId));
-    const all: Record<string, unknown> = {
-      email: o.email,
-      firstName: o.firstName,
-      lastName: o.lastName,
-      userId: o.userId,
-    };
-    const properties = fields.length === 0 ? all : Object.fromEntries(fields.map((f) => [f, all[f] ?? null]));
-    return { type: 'owner', id: o.id, properties };
+    return ownerRecord(await run('read owner', (api) => api.owner(ownerId)), fields);
   } catch (e) {
     if (e instanceof CrmNotFoundError) return null; // owner deactivated or removed
     throw e;
   }
 }
 
-function ownerIdOf(r: CrmRecord | null): string | undefined {
+/** An owner as a record, with the asked-for fields (all of them when none are named). */
+export function ownerRecord(o: OwnerInfo, fields: string[]): CrmRecord {
+  const all: Record<string, unknown> = {
+    email: o.email,
+    firstName: o.firstName,
+    lastName: o.lastName,
+    userId: o.userId,
+  };
+  const properties = fields.length === 0 ? all : Object.fromEntries(fields.map((f) => [f, all[f] ?? null]));
+  return { type: 'owner', id: o.id, properties };
+}
+
+export function ownerIdOf(r: CrmRecord | null): string | undefined {
   const id = r?.properties.hubspot_owner_id;
   return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
-function record(type: CrmRecord['type'], o: SdkObject): CrmRecord {
+export function record(type: CrmRecord['type'], o: SdkObject): CrmRecord {
   return { type, id: o.id, properties: { ...o.properties } };
 }
 
-function union(a: string[], b: string[]): string[] {
+export function union(a: string[], b: string[]): string[] {
   return [...new Set([...a, ...b])];
 }

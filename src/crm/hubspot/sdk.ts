@@ -80,6 +80,12 @@ export interface HubSpotApi {
     to: string,
     after?: string,
   ): Promise<{ results: { toId: string; typeIds: number[] }[]; after?: string }>;
+  /** v4 batch read: each input's links, one page each (`after` continues an input's paging). */
+  associationBatch(
+    from: string,
+    to: string,
+    inputs: { id: string; after?: string | undefined }[],
+  ): Promise<{ results: AssociationBatchResult[]; errors: BatchError[] }>;
   associateBatch(
     from: string,
     to: string,
@@ -92,6 +98,15 @@ export interface HubSpotApi {
     inputs: PropertyCreateInput[],
   ): Promise<{ created: string[]; errors: BatchError[] }>;
   owner(id: string): Promise<OwnerInfo>;
+  /** One page of the active owners. */
+  ownerPage(after: string | undefined, limit: number): Promise<{ results: OwnerInfo[]; after?: string }>;
+}
+
+export interface AssociationBatchResult {
+  fromId: string;
+  to: { toId: string; typeIds: number[] }[];
+  /** Set when this input has more links than one page held. */
+  after?: string;
 }
 
 type ResponseContext = { httpStatusCode: number; headers: Record<string, string> };
@@ -124,6 +139,7 @@ export function createHubSpotApi(
   type Search = Parameters<typeof objects.searchApi.doSearch>[1];
   type Upsert = Parameters<typeof objects.batchApi.upsert>[1];
   type AssocCreate = Parameters<typeof assoc.batchApi.create>[2];
+  type AssocRead = Parameters<typeof assoc.batchApi.getPage>[2];
   type PropCreate = Parameters<typeof props.batchApi.create>[1];
 
   const errorsOf = (r: unknown): BatchError[] =>
@@ -167,6 +183,21 @@ export function createHubSpotApi(
         ...(r.paging?.next?.after ? { after: r.paging.next.after } : {}),
       };
     },
+    async associationBatch(from, to, inputs) {
+      const body = { inputs: inputs.map((i) => (i.after ? { id: i.id, after: i.after } : { id: i.id })) };
+      const r = await assoc.batchApi.getPage(from, to, body as AssocRead);
+      return {
+        results: r.results.map((x) => ({
+          fromId: String(x._from.id), // `from` on the wire
+          to: x.to.map((t) => ({
+            toId: String(t.toObjectId),
+            typeIds: t.associationTypes.map((a) => a.typeId),
+          })),
+          ...(x.paging?.next?.after ? { after: x.paging.next.after } : {}),
+        })),
+        errors: errorsOf(r),
+      };
+    },
     async associateBatch(from, to, inputs) {
       const body = {
         inputs: inputs.map((i) => ({
@@ -194,13 +225,13 @@ export function createHubSpotApi(
       return { created: r.results.map((p) => p.name), errors: errorsOf(r) };
     },
     async owner(id) {
-      const o = await owners.ownersApi.getById(Number(id), 'id', false);
+      return ownerInfo(await owners.ownersApi.getById(Number(id), 'id', false));
+    },
+    async ownerPage(after, limit) {
+      const r = await owners.ownersApi.getPage(undefined, after, limit, false);
       return {
-        id: String(o.id),
-        email: o.email,
-        firstName: o.firstName,
-        lastName: o.lastName,
-        userId: o.userId,
+        results: r.results.map(ownerInfo),
+        ...(r.paging?.next?.after ? { after: r.paging.next.after } : {}),
       };
     },
   };
@@ -225,6 +256,10 @@ export function createTokenRefresher(basePath: string): RefreshFn {
 
 function plain(o: { id: string; properties: Record<string, string | null> }): SdkObject {
   return { id: String(o.id), properties: { ...o.properties } };
+}
+
+function ownerInfo(o: OwnerInfo & { id: string | number }): OwnerInfo {
+  return { id: String(o.id), email: o.email, firstName: o.firstName, lastName: o.lastName, userId: o.userId };
 }
 
 function plainError(e: BatchError): BatchError {

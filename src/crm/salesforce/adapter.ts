@@ -8,6 +8,7 @@ import type { SalesforceContext } from './context.js';
 import { DescribeCache } from './describe.js';
 import { toCrmError } from './errors.js';
 import { lookupParticipant } from './lookup.js';
+import { lookupParticipants } from './lookupMany.js';
 import { createSession, type AuthMode } from './session.js';
 import { verifySalesforceSetup } from './setup.js';
 import { ControlledTransport, proxyResolver } from './transport.js';
@@ -112,6 +113,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
     name: 'salesforce',
     authMode: session.mode,
     lookup: (participant, fields, rule) => lookupParticipant(ctx, participant, fields, rule),
+    lookupMany: (participants, fields, rule) => lookupParticipants(ctx, participants, fields, rule),
     upsertActivities: (writes) => upsertActivities(ctx, writes, keys, known),
     upsertFollowups: (writes) => upsertFollowups(ctx, writes, keys, known),
     verifySetup: (required, options) => {

@@ -23,7 +23,7 @@ import {
 } from './soql.js';
 
 /** Candidate accounts read per domain search before matching their Website host exactly. */
-const DOMAIN_CANDIDATES = 20;
+export const DOMAIN_CANDIDATES = 20;
 
 /** A value at a (possibly dotted) field path, matching names case-insensitively as Salesforce does. */
 function valueAt(rec: SfRecord, path: string): unknown {
@@ -37,12 +37,12 @@ function valueAt(rec: SfRecord, path: string): unknown {
   return cur ?? null;
 }
 
-function toRecord(type: CrmRecordType, id: string, rec: SfRecord, names: string[]): CrmRecord {
+export function toRecord(type: CrmRecordType, id: string, rec: SfRecord, names: string[]): CrmRecord {
   return { type, id, properties: Object.fromEntries(names.map((n) => [n, valueAt(rec, n)])) };
 }
 
 /** The related record a relationship field returned (`Account`, `Owner`), with its id. */
-function relatedRecord(
+export function relatedRecord(
   type: CrmRecordType,
   id: unknown,
   rec: SfRecord,

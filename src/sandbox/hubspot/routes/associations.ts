@@ -13,8 +13,10 @@ interface TypeSpec {
   associationTypeId?: number;
 }
 
-/** Sandbox cap on v4 batch inputs (HubSpot's are larger; crm-sync sends at most 100). */
+/** HubSpot refuses more than 1,000 inputs in a v4 batch read or create (changelog, February 2025). */
 const MAX_ASSOCIATION_INPUTS = 1000;
+/** Links per input in one batch read; more continue with the input's `after`, as on HubSpot. */
+const BATCH_READ_PAGE = 500;
 
 /** Associations v4: list, batch read, batch create, and the single PUTs (201 labelled, 200 default). */
 export function registerAssociations(app: FastifyInstance, state: SandboxState): void {
@@ -44,7 +46,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
     };
   });
 
-  app.post<{ Params: { from: string; to: string }; Body: { inputs?: { id?: string }[] } }>(
+  app.post<{ Params: { from: string; to: string }; Body: { inputs?: { id?: string; after?: string }[] } }>(
     '/crm/v4/associations/:from/:to/batch/read',
     async (req, reply) => {
       const from = objectType(req.params.from);
@@ -65,9 +67,14 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
           );
           continue;
         }
+        const start = Number(input.after ?? 0);
+        if (!Number.isInteger(start) || start < 0) throw validationError(`Invalid after value for ${id}`);
+        const page = linked.slice(start, start + BATCH_READ_PAGE);
+        const next = start + BATCH_READ_PAGE < linked.length ? String(start + BATCH_READ_PAGE) : undefined;
         results.push({
           from: { id },
-          to: linked.map((a) => ({ toObjectId: Number(a.toId), associationTypes: typesView(a.typeIds) })),
+          to: page.map((a) => ({ toObjectId: Number(a.toId), associationTypes: typesView(a.typeIds) })),
+          ...(next ? { paging: { next: { after: next, link: `?after=${next}` } } } : {}),
         });
       }
       reply.code(errors.length > 0 ? 207 : 200);

@@ -3,6 +3,7 @@ import { batchEnvelope, checkBatchSize, objectType, type SandboxState } from '..
 import { errorBody, httpError, SandboxHttpError, validationError } from '../errors.js';
 import type { ObjectType, PropertyDef, PropertyType } from '../model.js';
 import { FIELD_TYPES, makeProperty, propertyView } from '../properties.js';
+import type { Owner } from '../store.js';
 
 interface PropertyInput {
   name?: string;
@@ -127,13 +128,30 @@ export function registerProperties(app: FastifyInstance, state: SandboxState): v
     },
   );
 
+  const ownerView = (owner: Owner) => {
+    const at = store.nowIso();
+    return { ...owner, type: 'PERSON', createdAt: at, updatedAt: at, archived: false, teams: [] };
+  };
+
   app.get<{ Params: { id: string } }>('/crm/v3/owners/:id', async (req, reply) => {
     const owner = store.owners.get(req.params.id);
     if (!owner) {
       reply.code(404);
       return errorBody('OBJECT_NOT_FOUND', `Owner ${req.params.id} not found`);
     }
-    const at = store.nowIso();
-    return { ...owner, type: 'PERSON', createdAt: at, updatedAt: at, archived: false, teams: [] };
+    return ownerView(owner);
+  });
+
+  // The list of active owners, paged (limit at most 500); the SDK asks for `/crm/v3/owners/`.
+  app.get<{ Querystring: { limit?: string; after?: string } }>('/crm/v3/owners/', async (req) => {
+    const all = [...store.owners.values()];
+    const start = Number(req.query.after ?? 0);
+    const limit = Math.min(Number(req.query.limit ?? 100), 500);
+    if (!Number.isInteger(start) || start < 0 || !(limit > 0)) throw validationError('invalid paging');
+    const next = start + limit < all.length ? String(start + limit) : undefined;
+    return {
+      results: all.slice(start, start + limit).map(ownerView),
+      ...(next ? { paging: { next: { after: next, link: `?after=${next}` } } } : {}),
+    };
   });
 }
