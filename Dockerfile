@@ -19,7 +19,6 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/src/generated ./dist/generated
 COPY package.json ./
 COPY bin ./bin
 COPY prisma ./prisma

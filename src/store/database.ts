@@ -1,0 +1,124 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import pg from 'pg';
+import type { Logger } from '../log/logger.js';
+import { silentLogger } from '../log/logger.js';
+import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
+import { acquireEmbeddedLock } from './embeddedLock.js';
+import {
+  embeddedMigrationAdapter,
+  postgresMigrationAdapter,
+  type MigrationAdapter,
+} from './migrationAdapters.js';
+
+/** The Prisma client, or a transaction of it: every store function takes one of these first. */
+export type Db = PrismaClient | Prisma.TransactionClient;
+
+/**
+ * Runs `fn` in a transaction: a new one on a client, or the caller's own when `db` already is one,
+ * so store functions compose inside a caller's transaction. On the embedded database a
+ * transaction holds its only connection: keep them short.
+ */
+export function inTransaction<T>(db: Db, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  // A transaction client lacks $connect. (It has $transaction, for savepoints, which the PGlite
+  // adapter does not implement, so nesting is avoided rather than relied on.)
+  return '$connect' in db ? db.$transaction(fn) : fn(db);
+}
+
+export type DatabaseKind = 'postgres' | 'embedded';
+
+export interface Database {
+  prisma: PrismaClient;
+  kind: DatabaseKind;
+  /** Where the data lives, for messages: the URL without its password, or the data directory. */
+  location: string;
+  /** A fresh driver adapter for the schema engine (migrations); the caller disposes it. */
+  migrationAdapter(): MigrationAdapter;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL URL; when absent, the embedded database under `dataDir` is used. */
+  databaseUrl?: string | undefined;
+  /** The embedded database lives in `<dataDir>/pglite`. */
+  dataDir: string;
+  logger?: Logger | undefined;
+  /** Connections in the PostgreSQL pool (default 10, pg's default). */
+  poolSize?: number | undefined;
+}
+
+/** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite database, and checks it answers. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const logger = options.logger ?? silentLogger;
+  const db = options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize, logger)
+    : await openEmbedded(options.dataDir);
+  try {
+    await db.prisma.$queryRaw`SELECT 1`;
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw new Error(`cannot reach the database at ${db.location}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  logger.debug({ kind: db.kind, location: db.location }, 'database opened');
+  return db;
+}
+
+function openPostgres(url: string, poolSize: number | undefined, logger: Logger): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize ?? 10 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost'));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    prisma,
+    kind: 'postgres',
+    location: redactUrl(url),
+    migrationAdapter: () => postgresMigrationAdapter(url),
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openEmbedded(dataDir: string): Promise<Database> {
+  const lock = acquireEmbeddedLock(dataDir);
+  try {
+    const dir = path.join(dataDir, 'pglite');
+    mkdirSync(dir, { recursive: true });
+    const pglite = await PGlite.create({ dataDir: dir });
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    return {
+      prisma,
+      kind: 'embedded',
+      location: dataDir,
+      migrationAdapter: () => embeddedMigrationAdapter(pglite),
+      close: async () => {
+        try {
+          await prisma.$disconnect();
+          await pglite.close();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** postgresql://user:secret@host/db -> postgresql://user:***@host/db */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgresql://(unparsable URL)';
+  }
+}

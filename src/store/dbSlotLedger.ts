@@ -1,0 +1,117 @@
+import type { LedgerSnapshot, SlotGrant, SlotLedger, SlotRequest } from '../budget/types.js';
+import { countInWindow, decideSlot, MINUTE_MS, SECOND_MS, utcDayStart } from '../budget/window.js';
+import { inTransaction, type Db } from './database.js';
+
+/**
+ * A SlotLedger in the database, so that several crm-sync processes share one Service budget; the
+ * arithmetic is the in-memory ledger's (src/budget/window.ts). Tables: budget_ledger (requests
+ * per UTC day; its row is the lock), budget_request (start times of the last minutes) and
+ * budget_pause (a 429 pause every process honours).
+ *
+ * `acquire` is one short transaction: lock the day row, read the pause and the recent starts,
+ * decide, and on a grant record the start and count it. Concurrent acquirers queue on the day
+ * row, so two processes can never both take the last slot. Times are the callers' (`nowMs`), so
+ * hosts should keep their clocks in sync (SlotRequest.marginMs absorbs a small skew).
+ */
+export interface DbSlotLedgerOptions {
+  db: Db;
+  /** One ledger per Service API key (default 'service'). */
+  ledger?: string | undefined;
+}
+
+/** Starts older than this cannot matter to any window, even with a generous margin. */
+const KEEP_MS = 2 * MINUTE_MS;
+
+type PauseReason = 'rate' | 'daily';
+
+export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
+  const { db } = options;
+  const ledger = options.ledger ?? 'service';
+
+  async function acquire(request: SlotRequest): Promise<SlotGrant> {
+    const now = new Date(request.nowMs);
+    const day = utcDayKey(request.nowMs);
+    const keepFrom = new Date(request.nowMs - KEEP_MS);
+    const windowFrom = new Date(request.nowMs - MINUTE_MS - (request.marginMs ?? 0));
+    return inTransaction(db, async (tx) => {
+      // The no-op update takes the row lock that serialises acquirers, and returns the count.
+      const dayRows = await tx.$queryRaw<{ used: number }[]>`
+        INSERT INTO budget_ledger (ledger, day, used, updated_at) VALUES (${ledger}, ${day}::date, 0, ${now})
+        ON CONFLICT (ledger, day) DO UPDATE SET used = budget_ledger.used
+        RETURNING used`;
+      const pauses = await tx.$queryRaw<{ paused_until: Date; reason: string }[]>`
+        SELECT paused_until, reason FROM budget_pause WHERE ledger = ${ledger}`;
+      const starts = await tx.$queryRaw<{ started_at: Date }[]>`
+        SELECT started_at FROM budget_request WHERE ledger = ${ledger} AND started_at > ${windowFrom}
+        ORDER BY started_at`;
+      const pause = pauses[0];
+      const decision = decideSlot({
+        starts: starts.map((s) => s.started_at.getTime()),
+        usedToday: dayRows[0]?.used ?? 0,
+        nowMs: request.nowMs,
+        priority: request.priority,
+        limits: request.limits,
+        windowReserve: request.windowReserve,
+        dailyReserve: request.dailyReserve,
+        marginMs: request.marginMs ?? 0,
+        paceMs: request.paceMs ?? 0,
+        pausedUntil: pause ? pause.paused_until.getTime() : null,
+        pausedForDailyCap: pause?.reason === 'daily',
+      });
+      if (!decision.allowed) {
+        return { granted: false, retryAtMs: decision.retryAtMs, dailyCapReached: decision.dailyCapReached };
+      }
+      await tx.$executeRaw`
+        WITH started AS (
+          INSERT INTO budget_request (ledger, started_at, priority) VALUES (${ledger}, ${now}, ${request.priority})
+        ), counted AS (
+          UPDATE budget_ledger SET used = used + 1, updated_at = ${now} WHERE ledger = ${ledger} AND day = ${day}::date
+        )
+        DELETE FROM budget_request WHERE ledger = ${ledger} AND started_at <= ${keepFrom}`;
+      return { granted: true };
+    });
+  }
+
+  /** Only ever extends a pause; at an equal end, 'daily' wins (as in the in-memory ledger). */
+  async function pauseUntil(untilMs: number, reason: PauseReason = 'rate'): Promise<void> {
+    const until = new Date(untilMs);
+    await db.$executeRaw`
+      INSERT INTO budget_pause (ledger, paused_until, reason, updated_at) VALUES (${ledger}, ${until}, ${reason}, now())
+      ON CONFLICT (ledger) DO UPDATE SET
+        reason = CASE
+          WHEN EXCLUDED.paused_until > budget_pause.paused_until
+            OR (EXCLUDED.paused_until = budget_pause.paused_until AND EXCLUDED.reason = 'daily')
+          THEN EXCLUDED.reason ELSE budget_pause.reason END,
+        paused_until = GREATEST(budget_pause.paused_until, EXCLUDED.paused_until),
+        updated_at = EXCLUDED.updated_at`;
+  }
+
+  async function snapshot(nowMs: number): Promise<LedgerSnapshot> {
+    const [dayRows, pause, starts] = await Promise.all([
+      db.$queryRaw<{ used: number }[]>`
+        SELECT used FROM budget_ledger WHERE ledger = ${ledger} AND day = ${utcDayKey(nowMs)}::date`,
+      db.budgetPause.findUnique({ where: { ledger }, select: { pausedUntil: true, reason: true } }),
+      db.budgetRequest.findMany({
+        where: { ledger, startedAt: { gt: new Date(nowMs - MINUTE_MS) } },
+        select: { startedAt: true },
+        orderBy: { startedAt: 'asc' },
+      }),
+    ]);
+    const times = starts.map((s) => s.startedAt.getTime());
+    const paused = pause !== null && pause.pausedUntil.getTime() > nowMs;
+    return {
+      usedToday: dayRows[0]?.used ?? 0,
+      inLastSecond: countInWindow(times, nowMs, SECOND_MS),
+      inLastMinute: countInWindow(times, nowMs, MINUTE_MS),
+      pausedUntil: paused ? pause.pausedUntil.getTime() : null,
+      pauseReason: paused ? (pause.reason === 'daily' ? 'daily' : 'rate') : null,
+    };
+  }
+
+  return { acquire, pauseUntil, snapshot };
+}
+
+/** 'YYYY-MM-DD' of the UTC day; passed as text and cast, so the session time zone cannot shift it. */
+function utcDayKey(ms: number): string {
+  return new Date(utcDayStart(ms)).toISOString().slice(0, 10);
+}

@@ -1,0 +1,87 @@
+/**
+ * Follow-up drafts the Service generated for a call, kept so that each is generated once
+ * (POST /followups creates new drafts every time) and written to the CRM once per draft.
+ */
+import type { CrmName } from '../crm/types.js';
+import type { Db } from './database.js';
+
+export interface FollowupDraftRecord {
+  callId: string;
+  draftId: string;
+  subject: string;
+  body: string;
+  to: string[];
+  createdAt: Date | null;
+  /** The draft as the Service sent it (extra fields kept for the mapping). */
+  raw: Record<string, unknown>;
+}
+
+export interface DraftInput {
+  id: string;
+  subject: string;
+  body: string;
+  to?: string[] | null | undefined;
+  created_at?: string | null | undefined;
+  [extra: string]: unknown;
+}
+
+/** Stores drafts not yet known; returns how many were new. */
+export async function saveFollowupDrafts(
+  db: Db,
+  callId: string,
+  drafts: DraftInput[],
+  now: Date,
+): Promise<number> {
+  if (drafts.length === 0) return 0;
+  const { count } = await db.callFollowup.createMany({
+    data: drafts.map((d) => {
+      const created = d.created_at ? Date.parse(d.created_at) : NaN;
+      return {
+        callId,
+        draftId: d.id,
+        subject: d.subject,
+        body: d.body,
+        toAddresses: d.to ?? [],
+        draftCreatedAt: Number.isNaN(created) ? null : new Date(created),
+        raw: JSON.parse(JSON.stringify(d)) as object,
+        receivedAt: now,
+      };
+    }),
+    skipDuplicates: true,
+  });
+  return count;
+}
+
+export async function listFollowupDrafts(db: Db, callId: string): Promise<FollowupDraftRecord[]> {
+  const rows = await db.callFollowup.findMany({
+    where: { callId },
+    orderBy: [{ receivedAt: 'asc' }, { draftId: 'asc' }],
+  });
+  return rows.map((r) => ({
+    callId: r.callId,
+    draftId: r.draftId,
+    subject: r.subject,
+    body: r.body,
+    to: r.toAddresses,
+    createdAt: r.draftCreatedAt,
+    raw: (r.raw ?? {}) as Record<string, unknown>,
+  }));
+}
+
+/**
+ * Marks that follow-ups were requested for this call and CRM, before the request is sent.
+ * Returns false when they already were: then the drafts come from storage or from the
+ * followup.generated webhook, never from a second generation.
+ */
+export async function claimFollowupGeneration(
+  db: Db,
+  callId: string,
+  crm: CrmName,
+  now: Date,
+): Promise<boolean> {
+  const { count } = await db.syncStatus.updateMany({
+    where: { callId, crm, followupsRequestedAt: null },
+    data: { followupsRequestedAt: now, updatedAt: now },
+  });
+  return count === 1;
+}

@@ -1,0 +1,260 @@
+import type { Priority } from '../budget/types.js';
+import { Prisma } from '../generated/prisma/client.js';
+import type { Db } from './database.js';
+import { jobRetryDelayMs } from './jobBackoff.js';
+
+/**
+ * A job queue in PostgreSQL (table job), the same code on PostgreSQL and the embedded PGlite.
+ * Workers claim due jobs with FOR UPDATE SKIP LOCKED under a lease (locked_until); a job whose
+ * lease has passed is taken back by the next claim, so a killed worker loses nothing. Delivery is
+ * at least once: a worker that outlives its lease learns it from complete/heartbeat returning
+ * false, and its job may run twice; handlers must be idempotent (CRM writes upsert on call id).
+ * docs/persistence.md says why this is not pg-boss.
+ */
+export type JobState = 'queued' | 'running' | 'done' | 'failed';
+
+/** Higher runs first: context for a live call, then write-back, then backfill. */
+export const JOB_PRIORITY: Record<Priority, number> = { live: 300, writeback: 200, backfill: 100 };
+
+export interface JobRecord {
+  id: number;
+  kind: string;
+  key: string | null;
+  payload: unknown;
+  priority: number;
+  state: JobState;
+  /** Tries started (a claim counts one). */
+  attempts: number;
+  maxAttempts: number;
+  runAt: Date;
+  lockedBy: string | null;
+  lockedUntil: Date | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A job row as raw SQL returns it. */
+export interface JobRow {
+  id: bigint;
+  kind: string;
+  key: string | null;
+  payload: unknown;
+  priority: number;
+  state: string;
+  attempts: number;
+  max_attempts: number;
+  run_at: Date;
+  locked_by: string | null;
+  locked_until: Date | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const JOB_STATES: readonly string[] = ['queued', 'running', 'done', 'failed'];
+
+export function toJob(row: JobRow): JobRecord {
+  if (!JOB_STATES.includes(row.state)) throw new Error(`job ${row.id}: unknown state "${row.state}"`);
+  return {
+    id: Number(row.id),
+    kind: row.kind,
+    key: row.key,
+    payload: row.payload,
+    priority: row.priority,
+    state: row.state as JobState,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    runAt: row.run_at,
+    lockedBy: row.locked_by,
+    lockedUntil: row.locked_until,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface EnqueueInput {
+  kind: string;
+  /** At most one queued or running job per key; e.g. 'writeback:call_123'. */
+  key?: string | null | undefined;
+  payload?: unknown;
+  priority: number;
+  /** Not before (default now). */
+  runAt?: Date | undefined;
+  maxAttempts?: number | undefined;
+  now: Date;
+}
+
+/**
+ * Adds a job, joining the caller's transaction when `db` is one. When an unfinished job has the
+ * same key, none is added (`created: false`, its id returned); a still-queued one is raised to the
+ * higher priority and the earlier run time of the two.
+ */
+export async function enqueueJob(db: Db, input: EnqueueInput): Promise<{ id: number; created: boolean }> {
+  const key = input.key ?? null;
+  const payload = JSON.stringify(input.payload ?? {});
+  const runAt = input.runAt ?? input.now;
+  // Twice at most: the unfinished job holding the key may finish between the insert and the read.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const rows = await db.$queryRaw<{ id: bigint; created: boolean }[]>`
+      INSERT INTO job (kind, key, payload, priority, run_at, max_attempts, created_at, updated_at)
+      VALUES (${input.kind}, ${key}, ${payload}::jsonb, ${input.priority}, ${runAt},
+              ${input.maxAttempts ?? 8}, ${input.now}, ${input.now})
+      ON CONFLICT (key) WHERE state IN ('queued', 'running') DO UPDATE SET
+        priority = GREATEST(job.priority, EXCLUDED.priority),
+        run_at = LEAST(job.run_at, EXCLUDED.run_at),
+        updated_at = EXCLUDED.updated_at
+        WHERE job.state = 'queued'
+      RETURNING id, (xmax = 0) AS created`;
+    const row = rows[0];
+    if (row) return { id: Number(row.id), created: row.created };
+    // The holder is running: leave it be and report it.
+    const running = await db.job.findFirst({
+      where: { key, state: { in: ['queued', 'running'] } },
+      select: { id: true },
+    });
+    if (running) return { id: Number(running.id), created: false };
+  }
+  throw new Error(`job key ${key}: could not enqueue (the key kept changing hands)`);
+}
+
+export interface ClaimInput {
+  workerId: string;
+  limit: number;
+  /** How long the claim holds before another worker may take the job back. */
+  leaseMs: number;
+  now: Date;
+  /** Only these kinds (default all). */
+  kinds?: readonly string[] | undefined;
+}
+
+/**
+ * Claims up to `limit` due jobs, highest priority first, then earliest run_at; each claim counts
+ * an attempt. Jobs whose lease has passed are taken back first. Concurrent claimers get different
+ * jobs (SKIP LOCKED) and never wait for each other.
+ */
+export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]> {
+  await requeueExpiredJobs(db, input.now);
+  const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
+  const kindFilter =
+    input.kinds && input.kinds.length > 0
+      ? Prisma.sql`AND kind IN (${Prisma.join(input.kinds)})`
+      : Prisma.empty;
+  const rows = await db.$queryRaw<JobRow[]>`
+    WITH picked AS (
+      SELECT id FROM job
+      WHERE state = 'queued' AND run_at <= ${input.now} ${kindFilter}
+      ORDER BY priority DESC, run_at, id
+      LIMIT ${input.limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE job SET state = 'running', attempts = job.attempts + 1, locked_by = ${input.workerId},
+                   locked_until = ${leaseUntil}, updated_at = ${input.now}
+    FROM picked WHERE job.id = picked.id
+    RETURNING job.*`;
+  return rows
+    .map(toJob)
+    .sort((a, b) => b.priority - a.priority || a.runAt.getTime() - b.runAt.getTime() || a.id - b.id);
+}
+
+/**
+ * Running jobs whose lease has passed go back to the queue (or to failed when their attempts are
+ * spent, since a job that kills its worker every time must stop). Returns how many of each.
+ */
+export async function requeueExpiredJobs(db: Db, now: Date): Promise<{ requeued: number; failed: number }> {
+  const rows = await db.$queryRaw<{ state: string }[]>`
+    UPDATE job SET
+      state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
+      last_error = 'lease expired: worker ' || COALESCE(locked_by, '?') || ' stopped or stalled',
+      locked_by = NULL, locked_until = NULL, run_at = ${now}, updated_at = ${now}
+    WHERE state = 'running' AND locked_until < ${now}
+    RETURNING state`;
+  const failed = rows.filter((r) => r.state === 'failed').length;
+  return { requeued: rows.length - failed, failed };
+}
+
+/** Extends the lease of jobs this worker still holds; returns the ids it still holds. */
+export async function heartbeatJobs(
+  db: Db,
+  input: { ids: readonly number[]; workerId: string; leaseMs: number; now: Date },
+): Promise<number[]> {
+  if (input.ids.length === 0) return [];
+  const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
+  const rows = await db.$queryRaw<{ id: bigint }[]>`
+    UPDATE job SET locked_until = ${leaseUntil}, updated_at = ${input.now}
+    WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
+      AND state = 'running' AND locked_by = ${input.workerId}
+    RETURNING id`;
+  return rows.map((r) => Number(r.id));
+}
+
+/** Marks a job done. False when this worker no longer holds it (its lease was taken back). */
+export async function completeJob(
+  db: Db,
+  input: { id: number; workerId: string; now: Date },
+): Promise<boolean> {
+  const { count } = await db.job.updateMany({
+    where: { id: BigInt(input.id), state: 'running', lockedBy: input.workerId },
+    data: { state: 'done', lockedBy: null, lockedUntil: null, lastError: null, updatedAt: input.now },
+  });
+  return count === 1;
+}
+
+export type FailOutcome = 'retrying' | 'failed' | 'lost';
+
+/**
+ * Records a failed try: back to the queue after a jittered backoff (or `delayMs`), or 'failed'
+ * when not retryable or out of attempts. 'lost' when this worker no longer held the job.
+ */
+export async function failJob(
+  db: Db,
+  input: {
+    job: Pick<JobRecord, 'id' | 'attempts' | 'maxAttempts'>;
+    workerId: string;
+    error: string;
+    now: Date;
+    retryable?: boolean | undefined;
+    /** Wait this long instead of the backoff (e.g. a Retry-After). */
+    delayMs?: number | undefined;
+    random?: (() => number) | undefined;
+  },
+): Promise<FailOutcome> {
+  const retry = (input.retryable ?? true) && input.job.attempts < input.job.maxAttempts;
+  const delay = input.delayMs ?? jobRetryDelayMs(input.job.attempts, input.random);
+  const { count } = await db.job.updateMany({
+    where: { id: BigInt(input.job.id), state: 'running', lockedBy: input.workerId },
+    data: {
+      state: retry ? 'queued' : 'failed',
+      ...(retry ? { runAt: new Date(input.now.getTime() + delay) } : {}),
+      lastError: input.error.slice(0, 2000),
+      lockedBy: null,
+      lockedUntil: null,
+      updatedAt: input.now,
+    },
+  });
+  if (count === 0) return 'lost';
+  return retry ? 'retrying' : 'failed';
+}
+
+/**
+ * Puts a claimed job back without counting the try (e.g. waiting for the request budget or a
+ * rate limit). False when this worker no longer held it.
+ */
+export async function rescheduleJob(
+  db: Db,
+  input: { id: number; workerId: string; runAt: Date; now: Date },
+): Promise<boolean> {
+  const { count } = await db.job.updateMany({
+    where: { id: BigInt(input.id), state: 'running', lockedBy: input.workerId },
+    data: {
+      state: 'queued',
+      runAt: input.runAt,
+      attempts: { decrement: 1 },
+      lockedBy: null,
+      lockedUntil: null,
+      updatedAt: input.now,
+    },
+  });
+  return count === 1;
+}

@@ -1,0 +1,68 @@
+import type { CrmName } from '../crm/types.js';
+import type { SyncEvent as SyncEventRow } from '../generated/prisma/client.js';
+import type { Db } from './database.js';
+
+/** One line of a call's sync history (table sync_event). */
+export interface SyncEventRecord {
+  id: number;
+  callId: string;
+  crm: string;
+  at: Date;
+  /** Null on the event that created the sync status. */
+  fromState: string | null;
+  toState: string;
+  /** Why, or the error of a failed try (then fromState = toState). */
+  detail: string | null;
+}
+
+function toSyncEvent(row: SyncEventRow): SyncEventRecord {
+  return {
+    id: Number(row.id),
+    callId: row.callId,
+    crm: row.crm,
+    at: row.at,
+    fromState: row.fromState,
+    toState: row.toState,
+    detail: row.detail,
+  };
+}
+
+/** Longest detail kept; error messages from CRMs can be whole HTML pages. */
+const MAX_DETAIL = 2000;
+
+export async function addSyncEvent(
+  db: Db,
+  event: {
+    callId: string;
+    crm: CrmName;
+    at: Date;
+    from: string | null;
+    to: string;
+    detail?: string | undefined;
+  },
+): Promise<void> {
+  await db.syncEvent.create({
+    data: {
+      callId: event.callId,
+      crm: event.crm,
+      at: event.at,
+      fromState: event.from,
+      toState: event.to,
+      detail: event.detail === undefined ? null : event.detail.slice(0, MAX_DETAIL),
+    },
+  });
+}
+
+/** A call's history, oldest first (every CRM unless one is named). */
+export async function syncHistory(
+  db: Db,
+  callId: string,
+  options: { crm?: CrmName; limit?: number } = {},
+): Promise<SyncEventRecord[]> {
+  const rows = await db.syncEvent.findMany({
+    where: { callId, ...(options.crm ? { crm: options.crm } : {}) },
+    orderBy: [{ at: 'asc' }, { id: 'asc' }],
+    take: options.limit ?? 500,
+  });
+  return rows.map(toSyncEvent);
+}

@@ -1,0 +1,330 @@
+import type { CrmName } from '../crm/types.js';
+import type { SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
+import { assertTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
+import { inTransaction, type Db } from './database.js';
+import { addSyncEvent } from './syncEventRepo.js';
+
+/** One call's sync with one CRM (table sync_status). */
+export interface SyncStatusRecord {
+  callId: string;
+  crm: CrmName;
+  state: SyncState;
+  /** Failed tries in the current state. */
+  attempts: number;
+  lastErrorCode: string | null;
+  lastErrorMessage: string | null;
+  nextAttemptAt: Date | null;
+  contextPushedAt: Date | null;
+  writtenBackAt: Date | null;
+  crmContactId: string | null;
+  crmCompanyId: string | null;
+  crmDealId: string | null;
+  crmActivityId: string | null;
+  crmFollowupIds: string[];
+  /** When follow-ups were requested from the Service (at most once per call). */
+  followupsRequestedAt: Date | null;
+  callCreatedAt: Date | null;
+  participantEmail: string | null;
+  participantCompany: string | null;
+  overallScore: number | null;
+  callStatus: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What the Service says about the call; kept current on every upsert (null = unknown, kept). */
+export interface CallFacts {
+  createdAt?: Date | null | undefined;
+  participantEmail?: string | null | undefined;
+  participantCompany?: string | null | undefined;
+  overallScore?: number | null | undefined;
+  status?: string | null | undefined;
+}
+
+/** Fields a transition may set along with the new state. */
+export interface TransitionFields {
+  nextAttemptAt?: Date | null;
+  contextPushedAt?: Date | null;
+  writtenBackAt?: Date | null;
+  crmContactId?: string | null;
+  crmCompanyId?: string | null;
+  crmDealId?: string | null;
+  crmActivityId?: string | null;
+  crmFollowupIds?: string[];
+}
+
+export class SyncStatusNotFoundError extends Error {
+  readonly code = 'SYNC_STATUS_NOT_FOUND';
+  constructor(
+    readonly callId: string,
+    readonly crm: CrmName,
+  ) {
+    super(`no sync status for call ${callId} (${crm})`);
+    this.name = 'SyncStatusNotFoundError';
+  }
+}
+
+export function toSyncStatus(row: SyncStatusRow): SyncStatusRecord {
+  if (!isSyncState(row.state)) throw new Error(`sync_status ${row.callId}: unknown state "${row.state}"`);
+  if (row.crm !== 'hubspot' && row.crm !== 'salesforce') {
+    throw new Error(`sync_status ${row.callId}: unknown crm "${row.crm}"`);
+  }
+  return {
+    callId: row.callId,
+    crm: row.crm,
+    state: row.state,
+    attempts: row.attempts,
+    lastErrorCode: row.lastErrorCode,
+    lastErrorMessage: row.lastErrorMessage,
+    nextAttemptAt: row.nextAttemptAt,
+    contextPushedAt: row.contextPushedAt,
+    writtenBackAt: row.writtenBackAt,
+    crmContactId: row.crmContactId,
+    crmCompanyId: row.crmCompanyId,
+    crmDealId: row.crmDealId,
+    crmActivityId: row.crmActivityId,
+    crmFollowupIds: [...row.crmFollowupIds],
+    followupsRequestedAt: row.followupsRequestedAt,
+    callCreatedAt: row.callCreatedAt,
+    participantEmail: row.participantEmail,
+    participantCompany: row.participantCompany,
+    overallScore: row.overallScore,
+    callStatus: row.callStatus,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export async function getSyncStatus(db: Db, callId: string, crm: CrmName): Promise<SyncStatusRecord | null> {
+  const row = await db.syncStatus.findUnique({ where: { callId_crm: { callId, crm } } });
+  return row ? toSyncStatus(row) : null;
+}
+
+/**
+ * Records a call as discovered, or refreshes the call facts of a known one (its state is kept).
+ * `created` says whether this call was new for this CRM.
+ */
+export async function upsertDiscovered(
+  db: Db,
+  input: { callId: string; crm: CrmName; call?: CallFacts; now: Date },
+): Promise<{ record: SyncStatusRecord; created: boolean }> {
+  const facts = callFactColumns(input.call ?? {});
+  return inTransaction(db, async (tx) => {
+    const key = { callId_crm: { callId: input.callId, crm: input.crm } };
+    const existing = await tx.syncStatus.findUnique({ where: key });
+    if (existing) {
+      const row =
+        Object.keys(facts).length === 0
+          ? existing
+          : await tx.syncStatus.update({ where: key, data: { ...facts, updatedAt: input.now } });
+      return { record: toSyncStatus(row), created: false };
+    }
+    // Concurrent discoverers: the first insert wins, the other finds its row.
+    const inserted = await tx.syncStatus.createManyAndReturn({
+      data: [
+        {
+          callId: input.callId,
+          crm: input.crm,
+          state: 'discovered',
+          ...facts,
+          createdAt: input.now,
+          updatedAt: input.now,
+        },
+      ],
+      skipDuplicates: true,
+    });
+    const row = inserted[0];
+    if (!row) {
+      const winner = await tx.syncStatus.findUniqueOrThrow({ where: key });
+      return { record: toSyncStatus(winner), created: false };
+    }
+    await addSyncEvent(tx, {
+      callId: input.callId,
+      crm: input.crm,
+      at: input.now,
+      from: null,
+      to: 'discovered',
+    });
+    return { record: toSyncStatus(row), created: true };
+  });
+}
+
+function callFactColumns(call: CallFacts) {
+  const out: {
+    callCreatedAt?: Date;
+    participantEmail?: string;
+    participantCompany?: string;
+    overallScore?: number;
+    callStatus?: string;
+  } = {};
+  if (call.createdAt) out.callCreatedAt = call.createdAt;
+  if (call.participantEmail) out.participantEmail = call.participantEmail.toLowerCase();
+  if (call.participantCompany) out.participantCompany = call.participantCompany;
+  if (call.overallScore !== undefined && call.overallScore !== null) out.overallScore = call.overallScore;
+  if (call.status) out.callStatus = call.status;
+  return out;
+}
+
+/**
+ * Moves a call to `to` if the transition table allows it from its current state (and, when
+ * `expectedFrom` is given, only from that state), resetting attempts and the last error; records
+ * the move in sync_event. Throws IllegalTransitionError (row unchanged) or SyncStatusNotFoundError.
+ */
+export async function transitionSyncStatus(
+  db: Db,
+  input: {
+    callId: string;
+    crm: CrmName;
+    to: SyncState;
+    now: Date;
+    expectedFrom?: SyncState | undefined;
+    detail?: string | undefined;
+    set?: TransitionFields | undefined;
+  },
+): Promise<SyncStatusRecord> {
+  return inTransaction(db, async (tx) => {
+    const from = await lockState(tx, input.callId, input.crm);
+    if (input.expectedFrom !== undefined && from !== input.expectedFrom) {
+      throw new StaleSyncStateError(input.callId, input.expectedFrom, from);
+    }
+    assertTransition(input.callId, from, input.to);
+    const row = await tx.syncStatus.update({
+      where: { callId_crm: { callId: input.callId, crm: input.crm } },
+      data: {
+        nextAttemptAt: null,
+        ...input.set,
+        state: input.to,
+        attempts: 0,
+        lastErrorCode: null,
+        lastErrorMessage: null,
+        updatedAt: input.now,
+      },
+    });
+    await addSyncEvent(tx, {
+      callId: input.callId,
+      crm: input.crm,
+      at: input.now,
+      from,
+      to: input.to,
+      detail: input.detail,
+    });
+    return toSyncStatus(row);
+  });
+}
+
+/** The row's state was not the one the caller expected (another worker moved it first). */
+export class StaleSyncStateError extends Error {
+  readonly code = 'SYNC_STALE_STATE';
+  constructor(
+    readonly callId: string,
+    readonly expected: SyncState,
+    readonly actual: string,
+  ) {
+    super(`call ${callId}: expected sync state ${expected}, found ${actual}`);
+    this.name = 'StaleSyncStateError';
+  }
+}
+
+/** Longest error message kept; error bodies from CRMs can be whole HTML pages. */
+const MAX_ERROR_MESSAGE = 2000;
+
+/**
+ * Records a failed try in the current state: attempts + 1, the error, and when to try again
+ * (null = no automatic retry). The state is unchanged; the error is added to the history.
+ */
+export async function recordSyncError(
+  db: Db,
+  input: {
+    callId: string;
+    crm: CrmName;
+    code: string;
+    message: string;
+    nextAttemptAt: Date | null;
+    now: Date;
+  },
+): Promise<SyncStatusRecord> {
+  return inTransaction(db, async (tx) => {
+    const state = await lockState(tx, input.callId, input.crm);
+    const row = await tx.syncStatus.update({
+      where: { callId_crm: { callId: input.callId, crm: input.crm } },
+      data: {
+        attempts: { increment: 1 },
+        lastErrorCode: input.code,
+        lastErrorMessage: input.message.slice(0, MAX_ERROR_MESSAGE),
+        nextAttemptAt: input.nextAttemptAt,
+        updatedAt: input.now,
+      },
+    });
+    await addSyncEvent(tx, {
+      callId: input.callId,
+      crm: input.crm,
+      at: input.now,
+      from: state,
+      to: state,
+      detail: `${input.code}: ${input.message}`,
+    });
+    return toSyncStatus(row);
+  });
+}
+
+/** Locks the row for the rest of the transaction and returns its state. */
+async function lockState(tx: Db, callId: string, crm: CrmName): Promise<string> {
+  const rows = await tx.$queryRaw<{ state: string }[]>`
+    SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE`;
+  const state = rows[0]?.state;
+  if (state === undefined) throw new SyncStatusNotFoundError(callId, crm);
+  return state;
+}
+
+/**
+ * Calls in `state`, oldest call first. With `dueAt`, only those whose next attempt is due
+ * (next_attempt_at null or not after it): the worker's to-do list.
+ */
+export async function listSyncStatusByState(
+  db: Db,
+  state: SyncState,
+  options: { crm?: CrmName; dueAt?: Date; limit?: number } = {},
+): Promise<SyncStatusRecord[]> {
+  const rows = await db.syncStatus.findMany({
+    where: {
+      state,
+      ...(options.crm ? { crm: options.crm } : {}),
+      ...(options.dueAt ? { OR: [{ nextAttemptAt: null }, { nextAttemptAt: { lte: options.dueAt } }] } : {}),
+    },
+    orderBy: [{ callCreatedAt: { sort: 'asc', nulls: 'last' } }, { createdAt: 'asc' }],
+    take: options.limit ?? 100,
+  });
+  return rows.map(toSyncStatus);
+}
+
+/** Number of calls in each state (every state present, zero when none). */
+export async function countSyncStatusByState(
+  db: Db,
+  options: { crm?: CrmName } = {},
+): Promise<Record<SyncState, number>> {
+  const groups = await db.syncStatus.groupBy({
+    by: ['state'],
+    where: options.crm ? { crm: options.crm } : {},
+    _count: { _all: true },
+  });
+  const counts = Object.fromEntries(SYNC_STATES.map((s) => [s, 0])) as Record<SyncState, number>;
+  for (const g of groups) if (isSyncState(g.state)) counts[g.state] = g._count._all;
+  return counts;
+}
+
+/** Calls that failed, or whose last try failed, most recent first. */
+export async function recentSyncFailures(
+  db: Db,
+  options: { crm?: CrmName; since?: Date; limit?: number } = {},
+): Promise<SyncStatusRecord[]> {
+  const rows = await db.syncStatus.findMany({
+    where: {
+      OR: [{ state: 'failed' }, { lastErrorCode: { not: null } }],
+      ...(options.crm ? { crm: options.crm } : {}),
+      ...(options.since ? { updatedAt: { gte: options.since } } : {}),
+    },
+    orderBy: { updatedAt: 'desc' },
+    take: options.limit ?? 20,
+  });
+  return rows.map(toSyncStatus);
+}

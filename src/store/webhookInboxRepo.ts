@@ -1,0 +1,169 @@
+import type { WebhookInbox as WebhookInboxRow } from '../generated/prisma/client.js';
+import type { Db } from './database.js';
+
+/**
+ * Every webhook delivery (table webhook_inbox), stored before the receiver answers 2xx; the work
+ * happens afterwards from the stored row. An event id is unique among stored events (outcomes
+ * accepted, processed, failed); a second delivery of it is kept as a 'duplicate' row, and a
+ * delivery with a bad signature as a 'rejected' row, neither claiming the id.
+ */
+export type WebhookOutcome = 'accepted' | 'duplicate' | 'rejected' | 'processed' | 'failed';
+
+export interface WebhookInboxRecord {
+  id: number;
+  eventId: string | null;
+  type: string | null;
+  callId: string | null;
+  rawBody: string;
+  signatureOk: boolean;
+  receivedAt: Date;
+  processedAt: Date | null;
+  outcome: WebhookOutcome;
+  rejectReason: string | null;
+}
+
+const OUTCOMES: readonly string[] = ['accepted', 'duplicate', 'rejected', 'processed', 'failed'];
+
+function toWebhookInbox(row: WebhookInboxRow): WebhookInboxRecord {
+  if (!OUTCOMES.includes(row.outcome))
+    throw new Error(`webhook_inbox ${row.id}: unknown outcome "${row.outcome}"`);
+  return {
+    id: Number(row.id),
+    eventId: row.eventId,
+    type: row.type,
+    callId: row.callId,
+    rawBody: row.rawBody,
+    signatureOk: row.signatureOk,
+    receivedAt: row.receivedAt,
+    processedAt: row.processedAt,
+    outcome: row.outcome as WebhookOutcome,
+    rejectReason: row.rejectReason,
+  };
+}
+
+export interface InboxDelivery {
+  eventId: string;
+  type: string;
+  callId: string | null;
+  rawBody: string;
+  receivedAt: Date;
+}
+
+/**
+ * Stores a verified delivery once. The first delivery of an event id is 'accepted'
+ * (`duplicate: false`); a later one is recorded as 'duplicate' and returns the original row.
+ */
+export async function insertWebhookOnce(
+  db: Db,
+  delivery: InboxDelivery,
+): Promise<{ duplicate: boolean; record: WebhookInboxRecord }> {
+  // ON CONFLICT names the partial unique index by its columns and predicate.
+  const inserted = await db.$queryRaw<{ id: bigint }[]>`
+    INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, outcome)
+    VALUES (${delivery.eventId}, ${delivery.type}, ${delivery.callId}, ${delivery.rawBody}, true,
+            ${delivery.receivedAt}, 'accepted')
+    ON CONFLICT (event_id) WHERE outcome IN ('accepted', 'processed', 'failed') DO NOTHING
+    RETURNING id`;
+  const id = inserted[0]?.id;
+  if (id !== undefined) {
+    return {
+      duplicate: false,
+      record: toWebhookInbox(await db.webhookInbox.findUniqueOrThrow({ where: { id } })),
+    };
+  }
+  await db.webhookInbox.create({
+    data: {
+      eventId: delivery.eventId,
+      type: delivery.type,
+      callId: delivery.callId,
+      rawBody: delivery.rawBody,
+      signatureOk: true,
+      receivedAt: delivery.receivedAt,
+      outcome: 'duplicate',
+    },
+  });
+  const original = await findStoredEvent(db, delivery.eventId);
+  if (!original) throw new Error(`webhook_inbox: event ${delivery.eventId} conflicted but was not found`);
+  return { duplicate: true, record: original };
+}
+
+/** Records a delivery that was refused (bad signature, unparsable body, too large). */
+export async function recordRejectedWebhook(
+  db: Db,
+  input: {
+    rawBody: string;
+    reason: string;
+    signatureOk: boolean;
+    receivedAt: Date;
+    eventId?: string | null;
+    type?: string | null;
+    callId?: string | null;
+  },
+): Promise<WebhookInboxRecord> {
+  const row = await db.webhookInbox.create({
+    data: {
+      eventId: input.eventId ?? null,
+      type: input.type ?? null,
+      callId: input.callId ?? null,
+      rawBody: input.rawBody,
+      signatureOk: input.signatureOk,
+      receivedAt: input.receivedAt,
+      outcome: 'rejected',
+      rejectReason: input.reason,
+    },
+  });
+  return toWebhookInbox(row);
+}
+
+/** The stored (accepted, processed or failed) row of an event id. */
+export async function findStoredEvent(db: Db, eventId: string): Promise<WebhookInboxRecord | null> {
+  const row = await db.webhookInbox.findFirst({
+    where: { eventId, outcome: { in: ['accepted', 'processed', 'failed'] } },
+  });
+  return row ? toWebhookInbox(row) : null;
+}
+
+/** Marks an accepted event done. False when it was not in 'accepted' (already handled). */
+export async function markWebhookProcessed(db: Db, id: number, now: Date): Promise<boolean> {
+  const { count } = await db.webhookInbox.updateMany({
+    where: { id: BigInt(id), outcome: 'accepted' },
+    data: { outcome: 'processed', processedAt: now },
+  });
+  return count === 1;
+}
+
+/** Marks an accepted event as failed with the reason (it stays for an operator to replay). */
+export async function markWebhookFailed(db: Db, id: number, reason: string, now: Date): Promise<boolean> {
+  const { count } = await db.webhookInbox.updateMany({
+    where: { id: BigInt(id), outcome: 'accepted' },
+    data: { outcome: 'failed', processedAt: now, rejectReason: reason.slice(0, 2000) },
+  });
+  return count === 1;
+}
+
+/** Accepted events not yet handled, oldest first: the work left after a crash. */
+export async function listUnprocessedWebhooks(db: Db, limit = 100): Promise<WebhookInboxRecord[]> {
+  const rows = await db.webhookInbox.findMany({
+    where: { outcome: 'accepted' },
+    orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }],
+    take: limit,
+  });
+  return rows.map(toWebhookInbox);
+}
+
+/** Puts failed events back to 'accepted' so they are handled again; returns how many. */
+export async function replayFailedWebhooks(db: Db, options: { eventIds?: string[] } = {}): Promise<number> {
+  const { count } = await db.webhookInbox.updateMany({
+    where: { outcome: 'failed', ...(options.eventIds ? { eventId: { in: options.eventIds } } : {}) },
+    data: { outcome: 'accepted', processedAt: null, rejectReason: null },
+  });
+  return count;
+}
+
+/** Deletes rows received before `before` that need nothing more (all but accepted). */
+export async function pruneWebhookInbox(db: Db, before: Date): Promise<number> {
+  const { count } = await db.webhookInbox.deleteMany({
+    where: { receivedAt: { lt: before }, outcome: { not: 'accepted' } },
+  });
+  return count;
+}

@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import type { PlanLimits } from '../../src/budget/plans.js';
+import type { Priority, SlotRequest } from '../../src/budget/types.js';
+import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
+
+const LIMITS: PlanLimits = { burstPerSecond: 3, ratePerMinute: 5, dailyCap: 100 };
+
+function request(clock: FakeClock, priority: Priority, over: Partial<SlotRequest> = {}): SlotRequest {
+  return { nowMs: clock.now(), priority, limits: LIMITS, windowReserve: 1, dailyReserve: 0, ...over };
+}
+
+describe.each(DATABASE_KINDS)('DbSlotLedger on %s', (kind) => {
+  const get = useMigratedDatabase(kind);
+
+  it('grants the burst, keeps the reserve for live, and says when the window frees', async () => {
+    const ledger = createDbSlotLedger({ db: get().db.prisma, ledger: 'burst' });
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const t0 = clock.now();
+    expect(await ledger.acquire(request(clock, 'backfill'))).toEqual({ granted: true });
+    await clock.advance(100);
+    expect(await ledger.acquire(request(clock, 'writeback'))).toEqual({ granted: true });
+    expect(await ledger.acquire(request(clock, 'backfill'))).toEqual({
+      granted: false,
+      retryAtMs: t0 + 1000,
+      dailyCapReached: false,
+    });
+    expect(await ledger.acquire(request(clock, 'live'))).toEqual({ granted: true });
+    expect(await ledger.acquire(request(clock, 'live'))).toMatchObject({
+      granted: false,
+      retryAtMs: t0 + 1000,
+    });
+    expect(await ledger.snapshot(clock.now())).toEqual({
+      usedToday: 3,
+      inLastSecond: 3,
+      inLastMinute: 3,
+      pausedUntil: null,
+      pauseReason: null,
+    });
+
+    await clock.advance(900); // t0 + 1000: the first start has left the 1 s window
+    expect(await ledger.acquire(request(clock, 'live'))).toEqual({ granted: true });
+    // The 60 s window (5) is now full for live, 4 for the rest.
+    await clock.advance(1000);
+    expect(await ledger.acquire(request(clock, 'live'))).toEqual({ granted: true });
+    expect(await ledger.acquire(request(clock, 'live'))).toEqual({
+      granted: false,
+      retryAtMs: t0 + 60_000,
+      dailyCapReached: false,
+    });
+    expect(await ledger.snapshot(clock.now())).toEqual({
+      usedToday: 5,
+      inLastSecond: 1,
+      inLastMinute: 5,
+      pausedUntil: null,
+      pauseReason: null,
+    });
+
+    await clock.advance(58_000); // t0 + 60 s
+    expect(await ledger.snapshot(clock.now())).toMatchObject({ usedToday: 5, inLastMinute: 4 });
+    expect(await ledger.acquire(request(clock, 'live'))).toEqual({ granted: true });
+    // Starts are pruned from budget_request after two minutes; the day keeps counting.
+    const startsUpToT0 = () =>
+      get().db.prisma.budgetRequest.count({ where: { ledger: 'burst', startedAt: { lte: new Date(t0) } } });
+    expect(await startsUpToT0()).toBe(1);
+    await clock.advance(60_000);
+    expect(await ledger.acquire(request(clock, 'live'))).toEqual({ granted: true });
+    expect(await startsUpToT0()).toBe(0);
+    expect((await ledger.snapshot(clock.now())).usedToday).toBe(7);
+  });
+
+  it('stops at the daily cap until the next UTC day', async () => {
+    const ledger = createDbSlotLedger({ db: get().db.prisma, ledger: 'daily' });
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 23, 59, 0));
+    const limits = { burstPerSecond: 10, ratePerMinute: 100, dailyCap: 3 };
+    for (let i = 0; i < 2; i++) {
+      expect(await ledger.acquire(request(clock, 'backfill', { limits, dailyReserve: 1 }))).toEqual({
+        granted: true,
+      });
+    }
+    expect(await ledger.acquire(request(clock, 'backfill', { limits, dailyReserve: 1 }))).toEqual({
+      granted: false,
+      retryAtMs: Date.UTC(2026, 0, 2),
+      dailyCapReached: true,
+    });
+    expect(await ledger.acquire(request(clock, 'live', { limits, dailyReserve: 1 }))).toEqual({
+      granted: true,
+    });
+    expect(await ledger.acquire(request(clock, 'live', { limits }))).toMatchObject({ dailyCapReached: true });
+
+    await clock.advance(60_000); // 00:00 UTC
+    expect(await ledger.acquire(request(clock, 'backfill', { limits }))).toEqual({ granted: true });
+    expect((await ledger.snapshot(clock.now())).usedToday).toBe(1);
+  });
+
+  it('holds every priority during a shared pause, which only ever grows', async () => {
+    const db = get().db.prisma;
+    const a = createDbSlotLedger({ db, ledger: 'pause' });
+    const b = createDbSlotLedger({ db, ledger: 'pause' }); // another process's view
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const until = clock.now() + 5_000;
+    await a.pauseUntil(until);
+    await b.pauseUntil(clock.now() + 1_000);
+    expect(await b.acquire(request(clock, 'live'))).toEqual({
+      granted: false,
+      retryAtMs: until,
+      dailyCapReached: false,
+    });
+    expect(await b.snapshot(clock.now())).toMatchObject({ pausedUntil: until, pauseReason: 'rate' });
+    await clock.advance(5_000);
+    expect(await b.acquire(request(clock, 'live'))).toEqual({ granted: true });
+    expect(await a.snapshot(clock.now())).toMatchObject({ pausedUntil: null, pauseReason: null });
+  });
+
+  it("answers dailyCapReached during a 'daily' pause, which wins a tie with a rate pause", async () => {
+    const db = get().db.prisma;
+    const ledger = createDbSlotLedger({ db, ledger: 'daily-pause' });
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const midnight = Date.UTC(2026, 0, 2);
+    await ledger.pauseUntil(midnight, 'rate');
+    await ledger.pauseUntil(midnight, 'daily');
+    await ledger.pauseUntil(midnight, 'rate');
+    expect(await ledger.acquire(request(clock, 'live'))).toEqual({
+      granted: false,
+      retryAtMs: midnight,
+      dailyCapReached: true,
+    });
+    expect((await ledger.snapshot(clock.now())).pauseReason).toBe('daily');
+    await ledger.pauseUntil(midnight + 1_000, 'rate'); // a longer pause takes its reason along
+    expect((await ledger.snapshot(clock.now())).pauseReason).toBe('rate');
+  });
+
+  it('never grants more than the burst to concurrent acquirers at one instant', async () => {
+    const db = get().db.prisma;
+    const ledgers = [createDbSlotLedger({ db, ledger: 'race' }), createDbSlotLedger({ db, ledger: 'race' })];
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const grants = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => ledgers[i % 2]!.acquire(request(clock, 'live'))),
+    );
+    expect(grants.filter((g) => g.granted)).toHaveLength(LIMITS.burstPerSecond);
+    expect((await ledgers[0]!.snapshot(clock.now())).inLastSecond).toBe(LIMITS.burstPerSecond);
+  });
+});

@@ -1,0 +1,243 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  countJobs,
+  getJob,
+  listFailedJobs,
+  pruneDoneJobs,
+  replayFailedJobs,
+} from '../../src/store/jobAdmin.js';
+import { JOB_BACKOFF, jobRetryDelayMs } from '../../src/store/jobBackoff.js';
+import {
+  claimJobs,
+  completeJob,
+  enqueueJob,
+  failJob,
+  heartbeatJobs,
+  JOB_PRIORITY,
+  requeueExpiredJobs,
+  rescheduleJob,
+} from '../../src/store/jobQueue.js';
+import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
+
+const T0 = new Date('2026-03-02T10:00:00.000Z');
+const at = (s: number) => new Date(T0.getTime() + s * 1000);
+const LEASE = 30_000;
+
+describe('job retry backoff', () => {
+  it('doubles from 5 s with equal jitter, capped at 15 min, never under 1 s', () => {
+    expect(jobRetryDelayMs(1, () => 0)).toBe(2_500);
+    expect(jobRetryDelayMs(1, () => 0.999999)).toBe(5_000);
+    expect(jobRetryDelayMs(3, () => 0)).toBe(10_000);
+    expect(jobRetryDelayMs(3, () => 0.5)).toBe(15_000);
+    expect(jobRetryDelayMs(40, () => 0.999999)).toBe(JOB_BACKOFF.ceilingMs);
+    expect(jobRetryDelayMs(40, () => 0)).toBe(JOB_BACKOFF.ceilingMs / 2);
+    expect(jobRetryDelayMs(0, () => 0)).toBeGreaterThanOrEqual(JOB_BACKOFF.floorMs);
+  });
+});
+
+describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
+  const get = useMigratedDatabase(kind);
+  beforeEach(async () => {
+    await get().db.prisma.job.deleteMany();
+  });
+
+  it('dedupes on the key among unfinished jobs, raising a queued one to the higher priority', async () => {
+    const { prisma } = get().db;
+    const a = await enqueueJob(prisma, {
+      kind: 'sync',
+      key: 'sync:call_1',
+      priority: JOB_PRIORITY.backfill,
+      runAt: at(60),
+      now: at(0),
+    });
+    const b = await enqueueJob(prisma, {
+      kind: 'sync',
+      key: 'sync:call_1',
+      priority: JOB_PRIORITY.live,
+      now: at(1),
+    });
+    expect(a.created).toBe(true);
+    expect(b).toEqual({ id: a.id, created: false });
+    expect(await getJob(prisma, a.id)).toMatchObject({
+      priority: JOB_PRIORITY.live,
+      runAt: at(1),
+      state: 'queued',
+    });
+
+    // Running: left alone, still deduped.
+    const [claimed] = await claimJobs(prisma, { workerId: 'w1', limit: 1, leaseMs: LEASE, now: at(2) });
+    expect(claimed?.id).toBe(a.id);
+    expect(await enqueueJob(prisma, { kind: 'sync', key: 'sync:call_1', priority: 1, now: at(3) })).toEqual({
+      id: a.id,
+      created: false,
+    });
+    // Done: the key is free again.
+    expect(await completeJob(prisma, { id: a.id, workerId: 'w1', now: at(4) })).toBe(true);
+    const c = await enqueueJob(prisma, { kind: 'sync', key: 'sync:call_1', priority: 1, now: at(5) });
+    expect(c.created).toBe(true);
+    expect(c.id).not.toBe(a.id);
+  });
+
+  it('claims due jobs by priority then run_at, each once, with a lease', async () => {
+    const { prisma } = get().db;
+    const backfill = await enqueueJob(prisma, { kind: 'k', priority: JOB_PRIORITY.backfill, now: at(0) });
+    const writeOld = await enqueueJob(prisma, {
+      kind: 'k',
+      priority: JOB_PRIORITY.writeback,
+      runAt: at(0),
+      now: at(0),
+    });
+    const writeNew = await enqueueJob(prisma, {
+      kind: 'k',
+      priority: JOB_PRIORITY.writeback,
+      runAt: at(1),
+      now: at(0),
+    });
+    const live = await enqueueJob(prisma, {
+      kind: 'k',
+      priority: JOB_PRIORITY.live,
+      payload: { callId: 'x' },
+      runAt: at(2),
+      now: at(0),
+    });
+    await enqueueJob(prisma, { kind: 'k', priority: JOB_PRIORITY.live, runAt: at(99), now: at(0) }); // not due
+
+    const first = await claimJobs(prisma, { workerId: 'w1', limit: 3, leaseMs: LEASE, now: at(10) });
+    expect(first.map((j) => j.id)).toEqual([live.id, writeOld.id, writeNew.id]);
+    expect(first[0]).toMatchObject({
+      state: 'running',
+      attempts: 1,
+      lockedBy: 'w1',
+      lockedUntil: new Date(at(10).getTime() + LEASE),
+      payload: { callId: 'x' },
+    });
+    const second = await claimJobs(prisma, { workerId: 'w2', limit: 10, leaseMs: LEASE, now: at(10) });
+    expect(second.map((j) => j.id)).toEqual([backfill.id]);
+    expect(await claimJobs(prisma, { workerId: 'w3', limit: 10, leaseMs: LEASE, now: at(10) })).toEqual([]);
+  });
+
+  it('filters by kind', async () => {
+    const { prisma } = get().db;
+    await enqueueJob(prisma, { kind: 'a', priority: 1, now: at(0) });
+    const b = await enqueueJob(prisma, { kind: 'b', priority: 1, now: at(0) });
+    const got = await claimJobs(prisma, {
+      workerId: 'w',
+      limit: 5,
+      leaseMs: LEASE,
+      now: at(1),
+      kinds: ['b'],
+    });
+    expect(got.map((j) => j.id)).toEqual([b.id]);
+  });
+
+  it('takes back an expired lease; the late worker learns it lost the job', async () => {
+    const { prisma } = get().db;
+    const job = await enqueueJob(prisma, { kind: 'k', priority: 1, now: at(0) });
+    await claimJobs(prisma, { workerId: 'dead', limit: 1, leaseMs: LEASE, now: at(0) });
+    expect(await claimJobs(prisma, { workerId: 'w2', limit: 1, leaseMs: LEASE, now: at(29) })).toEqual([]);
+    // A heartbeat keeps it...
+    expect(
+      await heartbeatJobs(prisma, { ids: [job.id], workerId: 'dead', leaseMs: LEASE, now: at(20) }),
+    ).toEqual([job.id]);
+    expect(await claimJobs(prisma, { workerId: 'w2', limit: 1, leaseMs: LEASE, now: at(45) })).toEqual([]);
+    // ...until they stop.
+    const [taken] = await claimJobs(prisma, { workerId: 'w2', limit: 1, leaseMs: LEASE, now: at(51) });
+    expect(taken).toMatchObject({ id: job.id, lockedBy: 'w2', attempts: 2 });
+    expect(taken?.lastError).toMatch(/lease expired: worker dead/);
+    expect(await completeJob(prisma, { id: job.id, workerId: 'dead', now: at(52) })).toBe(false);
+    expect(
+      await heartbeatJobs(prisma, { ids: [job.id], workerId: 'dead', leaseMs: LEASE, now: at(52) }),
+    ).toEqual([]);
+    expect(await completeJob(prisma, { id: job.id, workerId: 'w2', now: at(53) })).toBe(true);
+  });
+
+  it('fails an expired job whose attempts are spent instead of running it again', async () => {
+    const { prisma } = get().db;
+    const job = await enqueueJob(prisma, { kind: 'k', priority: 1, maxAttempts: 1, now: at(0) });
+    await claimJobs(prisma, { workerId: 'crashy', limit: 1, leaseMs: LEASE, now: at(0) });
+    expect(await requeueExpiredJobs(prisma, at(31))).toEqual({ requeued: 0, failed: 1 });
+    expect((await getJob(prisma, job.id))?.state).toBe('failed');
+  });
+
+  it('retries a failed try after the backoff, then fails it for good after max attempts', async () => {
+    const { prisma } = get().db;
+    const { id } = await enqueueJob(prisma, { kind: 'k', priority: 1, maxAttempts: 2, now: at(0) });
+    const [try1] = await claimJobs(prisma, { workerId: 'w', limit: 1, leaseMs: LEASE, now: at(0) });
+    expect(
+      await failJob(prisma, { job: try1!, workerId: 'w', error: 'HTTP 503', now: at(1), random: () => 0 }),
+    ).toBe('retrying');
+    expect(await getJob(prisma, id)).toMatchObject({
+      state: 'queued',
+      runAt: new Date(at(1).getTime() + 2_500),
+      lastError: 'HTTP 503',
+    });
+    expect(await claimJobs(prisma, { workerId: 'w', limit: 1, leaseMs: LEASE, now: at(3) })).toEqual([]);
+    const [try2] = await claimJobs(prisma, { workerId: 'w', limit: 1, leaseMs: LEASE, now: at(4) });
+    expect(await failJob(prisma, { job: try2!, workerId: 'w', error: 'HTTP 503 again', now: at(5) })).toBe(
+      'failed',
+    );
+    expect(await failJob(prisma, { job: try2!, workerId: 'w', error: 'late', now: at(6) })).toBe('lost');
+    expect((await listFailedJobs(prisma)).map((j) => j.id)).toEqual([id]);
+  });
+
+  it('fails a non-retryable error at once, and waits a given delay instead of the backoff', async () => {
+    const { prisma } = get().db;
+    const a = await enqueueJob(prisma, { kind: 'k', priority: 2, now: at(0) });
+    const b = await enqueueJob(prisma, { kind: 'k', priority: 1, now: at(0) });
+    const [ja, jb] = await claimJobs(prisma, { workerId: 'w', limit: 2, leaseMs: LEASE, now: at(0) });
+    expect(
+      await failJob(prisma, { job: ja!, workerId: 'w', error: '400', retryable: false, now: at(1) }),
+    ).toBe('failed');
+    expect(
+      await failJob(prisma, { job: jb!, workerId: 'w', error: '429', delayMs: 42_000, now: at(1) }),
+    ).toBe('retrying');
+    expect((await getJob(prisma, a.id))?.state).toBe('failed');
+    expect((await getJob(prisma, b.id))?.runAt).toEqual(at(43));
+  });
+
+  it('reschedules without counting the try', async () => {
+    const { prisma } = get().db;
+    const { id } = await enqueueJob(prisma, { kind: 'k', priority: 1, now: at(0) });
+    await claimJobs(prisma, { workerId: 'w', limit: 1, leaseMs: LEASE, now: at(0) });
+    expect(await rescheduleJob(prisma, { id, workerId: 'w', runAt: at(100), now: at(1) })).toBe(true);
+    expect(await getJob(prisma, id)).toMatchObject({
+      state: 'queued',
+      attempts: 0,
+      runAt: at(100),
+      lockedBy: null,
+    });
+  });
+
+  it('counts per state and priority, replays the latest failed job per key, prunes done jobs', async () => {
+    const { prisma } = get().db;
+    for (const n of [1, 2]) {
+      const { id } = await enqueueJob(prisma, {
+        kind: 'k',
+        key: 'dup',
+        priority: 5,
+        maxAttempts: 1,
+        now: at(n),
+      });
+      const [j] = await claimJobs(prisma, { workerId: 'w', limit: 1, leaseMs: LEASE, now: at(n) });
+      expect(j?.id).toBe(id);
+      await failJob(prisma, { job: j!, workerId: 'w', error: 'boom', now: at(n) });
+    }
+    const done = await enqueueJob(prisma, { kind: 'k', priority: 1, now: at(0) });
+    await claimJobs(prisma, { workerId: 'w', limit: 1, leaseMs: LEASE, now: at(3) });
+    await completeJob(prisma, { id: done.id, workerId: 'w', now: at(3) });
+    await enqueueJob(prisma, { kind: 'k', priority: 1, runAt: at(999), now: at(0) });
+
+    expect(await countJobs(prisma)).toEqual([
+      { state: 'failed', priority: 5, count: 2 },
+      { state: 'done', priority: 1, count: 1 },
+      { state: 'queued', priority: 1, count: 1 },
+    ]);
+    expect(await replayFailedJobs(prisma, { now: at(10) })).toBe(1);
+    expect(await replayFailedJobs(prisma, { now: at(10) })).toBe(0); // the key is taken now
+    const [replayed] = await claimJobs(prisma, { workerId: 'w', limit: 1, leaseMs: LEASE, now: at(10) });
+    expect(replayed).toMatchObject({ key: 'dup', attempts: 1, createdAt: at(2) });
+
+    expect(await pruneDoneJobs(prisma, at(3))).toBe(0);
+    expect(await pruneDoneJobs(prisma, at(4))).toBe(1);
+  });
+});

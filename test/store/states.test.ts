@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ACTIVE_SYNC_STATES,
+  assertTransition,
+  canTransition,
+  IllegalTransitionError,
+  isSyncState,
+  nextSyncStates,
+  SYNC_STATES,
+} from '../../src/sync/states.js';
+
+describe('sync state transition table', () => {
+  it('moves a live call along the happy path', () => {
+    const path = [
+      'discovered',
+      'context_pushed',
+      'awaiting_analysis',
+      'writing_back',
+      'written_back',
+    ] as const;
+    for (let i = 1; i < path.length; i++) expect(canTransition(path[i - 1]!, path[i]!)).toBe(true);
+  });
+
+  it('lets a call found already finished go straight to write-back', () => {
+    expect(canTransition('discovered', 'awaiting_analysis')).toBe(true);
+    expect(canTransition('discovered', 'writing_back')).toBe(true);
+  });
+
+  it('refuses to go back to an earlier step or to stay put', () => {
+    expect(canTransition('written_back', 'context_pushed')).toBe(false);
+    expect(canTransition('awaiting_analysis', 'discovered')).toBe(false);
+    expect(canTransition('writing_back', 'context_pushed')).toBe(false);
+    for (const s of SYNC_STATES) expect(canTransition(s, s)).toBe(false);
+  });
+
+  it('lets every active state fail, and only an operator replay leave failed or skipped', () => {
+    for (const s of ACTIVE_SYNC_STATES) expect(canTransition(s, 'failed')).toBe(true);
+    expect(nextSyncStates('failed')).toEqual(['discovered', 'awaiting_analysis']);
+    expect(nextSyncStates('skipped')).toEqual(['discovered']);
+    expect(canTransition('written_back', 'failed')).toBe(false);
+  });
+
+  it('names every state in the table and only those', () => {
+    for (const s of SYNC_STATES) {
+      expect(isSyncState(s)).toBe(true);
+      for (const next of nextSyncStates(s)) expect(isSyncState(next)).toBe(true);
+    }
+    expect(isSyncState('done')).toBe(false);
+  });
+
+  it('throws IllegalTransitionError with both states, also for an unknown stored state', () => {
+    expect(() => assertTransition('call_1', 'written_back', 'discovered')).toThrow(IllegalTransitionError);
+    expect(() => assertTransition('call_1', 'written_back', 'discovered')).toThrow(
+      'call call_1: sync state cannot move from written_back to discovered',
+    );
+    expect(() => assertTransition('call_1', 'bogus', 'failed')).toThrow(IllegalTransitionError);
+    expect(() => assertTransition('call_1', 'discovered', 'skipped')).not.toThrow();
+  });
+});

@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { IllegalTransitionError } from '../../src/sync/states.js';
+import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
+import { syncHistory } from '../../src/store/syncEventRepo.js';
+import {
+  countSyncStatusByState,
+  getSyncStatus,
+  listSyncStatusByState,
+  recentSyncFailures,
+  recordSyncError,
+  StaleSyncStateError,
+  SyncStatusNotFoundError,
+  transitionSyncStatus,
+  upsertDiscovered,
+} from '../../src/store/syncStatusRepo.js';
+import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
+
+const T0 = new Date('2026-03-02T10:00:00.000Z');
+const at = (s: number) => new Date(T0.getTime() + s * 1000);
+
+describe.each(DATABASE_KINDS)('SyncStatusRepo on %s', (kind) => {
+  const get = useMigratedDatabase(kind);
+
+  it('records a discovered call once and keeps its call facts current', async () => {
+    const { prisma } = get().db;
+    const call = {
+      createdAt: new Date('2026-03-01T09:00:00.000Z'),
+      participantEmail: 'Ann@Example.com',
+      participantCompany: 'Example Ltd',
+      status: 'in_progress',
+    };
+    const first = await upsertDiscovered(prisma, { callId: 'call_a', crm: 'hubspot', call, now: at(0) });
+    expect(first.created).toBe(true);
+    expect(first.record).toMatchObject({
+      callId: 'call_a',
+      crm: 'hubspot',
+      state: 'discovered',
+      attempts: 0,
+      participantEmail: 'ann@example.com',
+      callCreatedAt: call.createdAt,
+      crmFollowupIds: [],
+      createdAt: at(0),
+    });
+
+    const again = await upsertDiscovered(prisma, {
+      callId: 'call_a',
+      crm: 'hubspot',
+      call: { status: 'analyzed', overallScore: 82 },
+      now: at(5),
+    });
+    expect(again.created).toBe(false);
+    expect(again.record).toMatchObject({
+      state: 'discovered',
+      callStatus: 'analyzed',
+      overallScore: 82,
+      participantCompany: 'Example Ltd',
+      updatedAt: at(5),
+    });
+    // The same call for the other CRM is a separate row.
+    expect(
+      (await upsertDiscovered(prisma, { callId: 'call_a', crm: 'salesforce', now: at(6) })).created,
+    ).toBe(true);
+    expect(await syncHistory(prisma, 'call_a', { crm: 'hubspot' })).toHaveLength(1);
+  });
+
+  it('creates one row when several discover the same call at once', async () => {
+    const { prisma } = get().db;
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        upsertDiscovered(prisma, { callId: 'call_race', crm: 'hubspot', now: at(0) }),
+      ),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(await syncHistory(prisma, 'call_race')).toHaveLength(1);
+  });
+
+  it('moves through the table, sets the fields given, and refuses illegal moves', async () => {
+    const { prisma } = get().db;
+    await upsertDiscovered(prisma, { callId: 'call_b', crm: 'hubspot', now: at(0) });
+    await transitionSyncStatus(prisma, {
+      callId: 'call_b',
+      crm: 'hubspot',
+      to: 'context_pushed',
+      now: at(1),
+      set: { contextPushedAt: at(1), crmContactId: 'c1', crmCompanyId: 'co1', crmDealId: 'd1' },
+    });
+    await transitionSyncStatus(prisma, {
+      callId: 'call_b',
+      crm: 'hubspot',
+      to: 'awaiting_analysis',
+      now: at(2),
+    });
+    await transitionSyncStatus(prisma, {
+      callId: 'call_b',
+      crm: 'hubspot',
+      to: 'writing_back',
+      expectedFrom: 'awaiting_analysis',
+      now: at(3),
+    });
+    const done = await transitionSyncStatus(prisma, {
+      callId: 'call_b',
+      crm: 'hubspot',
+      to: 'written_back',
+      now: at(4),
+      detail: 'activity a1',
+      set: { writtenBackAt: at(4), crmActivityId: 'a1', crmFollowupIds: ['f1', 'f2'] },
+    });
+    expect(done).toMatchObject({
+      state: 'written_back',
+      contextPushedAt: at(1),
+      writtenBackAt: at(4),
+      crmContactId: 'c1',
+      crmActivityId: 'a1',
+      crmFollowupIds: ['f1', 'f2'],
+      updatedAt: at(4),
+    });
+
+    await expect(
+      transitionSyncStatus(prisma, { callId: 'call_b', crm: 'hubspot', to: 'context_pushed', now: at(5) }),
+    ).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(
+      transitionSyncStatus(prisma, {
+        callId: 'call_b',
+        crm: 'hubspot',
+        to: 'writing_back',
+        expectedFrom: 'awaiting_analysis',
+        now: at(5),
+      }),
+    ).rejects.toBeInstanceOf(StaleSyncStateError);
+    await expect(
+      transitionSyncStatus(prisma, { callId: 'nope', crm: 'hubspot', to: 'failed', now: at(5) }),
+    ).rejects.toBeInstanceOf(SyncStatusNotFoundError);
+    expect((await getSyncStatus(prisma, 'call_b', 'hubspot'))?.updatedAt).toEqual(at(4));
+
+    const history = await syncHistory(prisma, 'call_b');
+    expect(history.map((e) => [e.fromState, e.toState])).toEqual([
+      [null, 'discovered'],
+      ['discovered', 'context_pushed'],
+      ['context_pushed', 'awaiting_analysis'],
+      ['awaiting_analysis', 'writing_back'],
+      ['writing_back', 'written_back'],
+    ]);
+    expect(history.at(-1)).toMatchObject({ at: at(4), detail: 'activity a1' });
+  });
+
+  it('records errors with a next attempt, lists only due calls, and resets on the next move', async () => {
+    const { prisma } = get().db;
+    await upsertDiscovered(prisma, { callId: 'call_c', crm: 'salesforce', now: at(0) });
+    await transitionSyncStatus(prisma, {
+      callId: 'call_c',
+      crm: 'salesforce',
+      to: 'awaiting_analysis',
+      now: at(1),
+    });
+    const failed = await recordSyncError(prisma, {
+      callId: 'call_c',
+      crm: 'salesforce',
+      code: 'CRM_TRANSIENT',
+      message: 'HTTP 503',
+      nextAttemptAt: at(60),
+      now: at(2),
+    });
+    expect(failed).toMatchObject({
+      state: 'awaiting_analysis',
+      attempts: 1,
+      lastErrorCode: 'CRM_TRANSIENT',
+      nextAttemptAt: at(60),
+    });
+    const due = (t: Date) =>
+      listSyncStatusByState(prisma, 'awaiting_analysis', { crm: 'salesforce', dueAt: t }).then((r) =>
+        r.map((s) => s.callId),
+      );
+    expect(await due(at(30))).not.toContain('call_c');
+    expect(await due(at(60))).toContain('call_c');
+
+    const failures = await recentSyncFailures(prisma, { crm: 'salesforce' });
+    expect(failures.map((f) => f.callId)).toContain('call_c');
+
+    const moved = await transitionSyncStatus(prisma, {
+      callId: 'call_c',
+      crm: 'salesforce',
+      to: 'writing_back',
+      now: at(61),
+    });
+    expect(moved).toMatchObject({ attempts: 0, lastErrorCode: null, nextAttemptAt: null });
+    const history = await syncHistory(prisma, 'call_c', { crm: 'salesforce' });
+    expect(history[2]).toMatchObject({
+      fromState: 'awaiting_analysis',
+      toState: 'awaiting_analysis',
+      detail: 'CRM_TRANSIENT: HTTP 503',
+    });
+  });
+
+  it('counts calls per state, every state present', async () => {
+    const { prisma } = get().db;
+    await upsertDiscovered(prisma, { callId: 'call_d', crm: 'salesforce', now: at(0) });
+    await transitionSyncStatus(prisma, { callId: 'call_d', crm: 'salesforce', to: 'skipped', now: at(1) });
+    const counts = await countSyncStatusByState(prisma, { crm: 'salesforce' });
+    expect(counts).toEqual({
+      discovered: 1, // call_a
+      context_pushed: 0,
+      awaiting_analysis: 0,
+      writing_back: 1, // call_c
+      written_back: 0,
+      failed: 0,
+      skipped: 1,
+    });
+  });
+
+  it("joins the caller's transaction: a rollback undoes the row, its history and the job", async () => {
+    const { prisma } = get().db;
+    await expect(
+      prisma.$transaction(async (tx) => {
+        await upsertDiscovered(tx, { callId: 'call_tx', crm: 'hubspot', now: at(0) });
+        await enqueueJob(tx, {
+          kind: 'writeback',
+          key: 'writeback:call_tx',
+          priority: JOB_PRIORITY.writeback,
+          now: at(0),
+        });
+        throw new Error('caller gave up');
+      }),
+    ).rejects.toThrow('caller gave up');
+    expect(await getSyncStatus(prisma, 'call_tx', 'hubspot')).toBeNull();
+    expect(await syncHistory(prisma, 'call_tx')).toEqual([]);
+    expect(await prisma.job.count({ where: { key: 'writeback:call_tx' } })).toBe(0);
+  });
+});
