@@ -74,9 +74,15 @@ if (crm === 'hubspot') {
   const sf = await startSalesforceSandbox();
   crmUrl = sf.url;
   closeCrm = () => sf.close();
-  Object.assign(crmEnv, { CRM: 'salesforce', SALESFORCE_INSTANCE_URL: sf.url, SALESFORCE_ACCESS_TOKEN: sf.accessToken });
+  Object.assign(crmEnv, {
+    CRM: 'salesforce',
+    SALESFORCE_INSTANCE_URL: sf.url,
+    SALESFORCE_ACCESS_TOKEN: sf.accessToken,
+  });
 }
-say(`${crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} sandbox ${' '.repeat(crm === 'hubspot' ? 3 : 0)}${crmUrl}`);
+say(
+  `${crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} sandbox ${' '.repeat(crm === 'hubspot' ? 3 : 0)}${crmUrl}`,
+);
 
 const dataDir = path.join(root, 'data', 'demo');
 rmSync(dataDir, { recursive: true, force: true });
@@ -101,7 +107,9 @@ const worker: ChildProcess = spawn(process.execPath, [path.join(root, 'bin/crm-s
 const workerUrl = `http://127.0.0.1:${workerPort}`;
 let exitCode = 0;
 try {
-  await waitFor('the worker to be ready', 60_000, async () => ((await fetch(`${workerUrl}/readyz`)).ok ? true : undefined));
+  await waitFor('the worker to be ready', 60_000, async () =>
+    (await fetch(`${workerUrl}/readyz`)).ok ? true : undefined,
+  );
   say(`worker ready at ${workerUrl} (GET /status, /metrics, /readyz)`);
 
   const participants = [SANDBOX_PARTICIPANTS[0]!, SANDBOX_PARTICIPANTS[2]!, SANDBOX_PARTICIPANTS[4]!];
@@ -137,18 +145,26 @@ try {
         return r.ok ? ((await r.json()) as { status: { state: string } }).status.state : 'unknown';
       }),
     );
-    return states.every((st) => ['written_back', 'skipped', 'failed'].includes(st)) && settled > 0 ? states : undefined;
+    return states.every((st) => ['written_back', 'skipped', 'failed'].includes(st)) && settled > 0
+      ? states
+      : undefined;
   });
 
   step('crm-sync status');
   await new Promise<void>((resolve) => {
-    const p = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'status'], { env, stdio: 'inherit' });
+    const p = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'status'], {
+      env,
+      stdio: 'inherit',
+    });
     p.on('exit', () => resolve());
   });
   for (const id of callIds) {
     step(`crm-sync status --call ${id}`);
     await new Promise<void>((resolve) => {
-      const p = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'status', '--call', id], { env, stdio: 'inherit' });
+      const p = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'status', '--call', id], {
+        env,
+        stdio: 'inherit',
+      });
       p.on('exit', () => resolve());
     });
   }
@@ -159,7 +175,9 @@ try {
       const objects = await json<{ results: { id: string; properties: Record<string, string> }[] }>(
         `${crmUrl}/_admin/objects/${type}`,
       );
-      for (const o of objects.results.filter((r) => r.properties.crmsync_call_id || r.properties.crmsync_followup_id)) {
+      for (const o of objects.results.filter(
+        (r) => r.properties.crmsync_call_id || r.properties.crmsync_followup_id,
+      )) {
         const p = o.properties;
         say(
           type === 'calls'
@@ -172,7 +190,9 @@ try {
     say(`associations: ${JSON.stringify(assoc).slice(0, 400)}…`);
   } else {
     for (const type of ['Task', 'EmailMessage']) {
-      const records = await json<{ records?: Record<string, unknown>[] } | Record<string, unknown>[]>(`${crmUrl}/_admin/records/${type}`);
+      const records = await json<{ records?: Record<string, unknown>[] } | Record<string, unknown>[]>(
+        `${crmUrl}/_admin/records/${type}`,
+      );
       const list = Array.isArray(records) ? records : (records.records ?? []);
       for (const r of list.filter((x) => x.CrmSync_Call_Id__c || x.CrmSync_Followup_Id__c)) {
         say(
@@ -183,9 +203,13 @@ try {
       }
     }
   }
-  say('\nDone. The same worker runs in production with DATABASE_URL, real API URLs and credentials (see README).');
+  say(
+    '\nDone. The same worker runs in production with DATABASE_URL, real API URLs and credentials (see README).',
+  );
   if (keep) {
-    say(`\nStill running (--keep): worker ${workerUrl}, Service ${service.url}, CRM ${crmUrl}. Ctrl-C to stop.`);
+    say(
+      `\nStill running (--keep): worker ${workerUrl}, Service ${service.url}, CRM ${crmUrl}. Ctrl-C to stop.`,
+    );
     await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
   }
 } catch (err) {

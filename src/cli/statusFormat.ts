@@ -6,7 +6,13 @@ export function formatStatus(s: StatusSnapshot): string {
   const lines: string[] = [];
   lines.push(`crm-sync status (${s.crm}) at ${s.generatedAt}`, '');
   lines.push('Calls by sync state');
-  lines.push(formatTable(['state', 'calls'], Object.entries(s.calls).map(([k, v]) => [k, v])), '');
+  lines.push(
+    formatTable(
+      ['state', 'calls'],
+      Object.entries(s.calls).map(([k, v]) => [k, v]),
+    ),
+    '',
+  );
   const cap = s.budget.dailyCap === null ? 'unlimited' : String(s.budget.dailyCap);
   lines.push(
     `Service budget: ${s.budget.usedToday} of ${cap} requests used today (UTC); ` +
@@ -65,7 +71,10 @@ export function formatCall(view: CallView): string {
     h.toState,
     (h.detail ?? '').slice(0, 100),
   ]);
-  return [formatTable(['field', 'value'], fields), '', 'History', formatTable(['at', 'from', 'to', 'detail'], history)].join(
-    '\n',
-  );
+  return [
+    formatTable(['field', 'value'], fields),
+    '',
+    'History',
+    formatTable(['at', 'from', 'to', 'detail'], history),
+  ].join('\n');
 }

@@ -19,7 +19,9 @@ export function registerAdminRoutes(
   app.register(async (admin) => {
     admin.addHook('onRequest', async (req, reply) => {
       if (!LOOPBACK.has(req.ip)) {
-        await reply.code(403).send({ error: { code: 'ADMIN_LOOPBACK_ONLY', message: 'admin routes answer loopback only' } });
+        await reply
+          .code(403)
+          .send({ error: { code: 'ADMIN_LOOPBACK_ONLY', message: 'admin routes answer loopback only' } });
       }
     });
     admin.post<{ Body: { callId?: string; failed?: boolean } }>('/admin/replay', async (req, reply) => {

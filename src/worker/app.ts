@@ -23,6 +23,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller } from './poller.js';
+import { recoverFromDeadProcess } from './recover.js';
 import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
 import { collectStatus } from './status.js';
 import { registerAdminRoutes } from './adminRoutes.js';
@@ -48,8 +49,17 @@ export async function startWorker(
   const cleanup: (() => Promise<unknown>)[] = [() => database.close()];
   try {
     const applied = await migrate(database, { logger });
-    logger.info({ database: database.kind, location: database.location, applied: applied.length }, 'database ready');
+    logger.info(
+      { database: database.kind, location: database.location, applied: applied.length },
+      'database ready',
+    );
     const db = database.prisma;
+    if (database.kind === 'embedded') {
+      const recovered = await recoverFromDeadProcess(db, new Date(clock.now()));
+      if (recovered.requeued + recovered.failed > 0) {
+        logger.warn(recovered, 'jobs left running by a stopped process were handed back');
+      }
+    }
 
     const metrics = createMetrics();
     const ledger = createDbSlotLedger({ db });
@@ -93,7 +103,13 @@ export async function startWorker(
     );
     const poller = createPoller(
       { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake() },
-      { schedule: config.pollSchedule, workerId, leaseMs: 30_000, firstLookbackMs: 24 * 3_600_000, maxPagesPerRun: 50 },
+      {
+        schedule: config.pollSchedule,
+        workerId,
+        leaseMs: 30_000,
+        firstLookbackMs: 24 * 3_600_000,
+        maxPagesPerRun: 50,
+      },
     );
     const status = () =>
       collectStatus({
@@ -114,7 +130,11 @@ export async function startWorker(
     metrics.setBudgetStatsSource(() => budget.stats());
     metrics.setSyncCallsSource(() => countSyncStatusByState(db, { crm: config.crm }));
     metrics.setJobQueueDepthSource(async () =>
-      (await countJobs(db)).map((j) => ({ state: j.state, priority: budgetPriorityOf(j.priority), count: j.count })),
+      (await countJobs(db)).map((j) => ({
+        state: j.state,
+        priority: budgetPriorityOf(j.priority),
+        count: j.count,
+      })),
     );
     const readiness = composeReadiness(
       {
@@ -125,7 +145,11 @@ export async function startWorker(
         service: async () => {
           const health = service.health();
           if (health.unauthorized) return { ok: false, detail: 'the Service rejected SERVICE_API_KEY (401)' };
-          return { ok: true, detail: health.lastError ?? 'no error seen' };
+          // Judged from the last Service request's outcome, so readiness probes spend no budget.
+          if (health.lastError?.startsWith('SERVICE_TRANSIENT')) {
+            return { ok: false, detail: `the Service is unreachable: ${health.lastError}` };
+          }
+          return { ok: true, detail: health.lastError ?? 'reachable, key accepted' };
         },
       },
       { clock },
@@ -150,7 +174,12 @@ export async function startWorker(
     void service
       .listCallsPage({ limit: 1 }, { priority: 'writeback' })
       .then(() => logger.info('Service API key accepted'))
-      .catch((err: unknown) => logger.error({ code: (err as { code?: string }).code }, `Service check failed: ${(err as Error).message}`));
+      .catch((err: unknown) =>
+        logger.error(
+          { code: (err as { code?: string }).code },
+          `Service check failed: ${(err as Error).message}`,
+        ),
+      );
 
     runner.start();
     poller.start();

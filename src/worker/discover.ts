@@ -14,6 +14,7 @@ import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { upsertDiscovered } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
+import { refreshQueuedCall } from './queuedCall.js';
 
 export interface DiscoverDeps {
   db: Db;
@@ -48,16 +49,25 @@ export async function discoverCalls(deps: DiscoverDeps, options: DiscoverOptions
     ? { cursor: saved.cursor, limit: options.pageSize ?? 100 }
     : { ...options.start, limit: options.pageSize ?? 100 };
   const result: DiscoverResult = { pages: 0, calls: 0, enqueued: 0, caughtUp: false };
-  for await (const page of deps.service.listCalls(params, { priority: options.priority, signal: options.signal })) {
+  for await (const page of deps.service.listCalls(params, {
+    priority: options.priority,
+    signal: options.signal,
+  })) {
     const enqueued = await inTransaction(deps.db, async (tx) => {
       const now = new Date(deps.clock.now());
       let count = 0;
       for (const call of page.calls) {
-        const { record } = await upsertDiscovered(tx, { callId: call.id, crm: deps.crm, call: callFactsOf(call), now });
-        if (!['discovered', 'context_pushed', 'awaiting_analysis', 'writing_back'].includes(record.state)) continue;
+        const { record } = await upsertDiscovered(tx, {
+          callId: call.id,
+          crm: deps.crm,
+          call: callFactsOf(call),
+          now,
+        });
+        if (!['discovered', 'context_pushed', 'awaiting_analysis', 'writing_back'].includes(record.state))
+          continue;
         for (const job of jobsForDiscoveredCall(call, options.reason)) {
           if (job.kind === 'context' && (record.contextPushedAt || record.state !== 'discovered')) continue;
-          const { created } = await enqueueJob(tx, {
+          const { id, created } = await enqueueJob(tx, {
             kind: job.kind,
             key: job.key,
             payload: job.payload,
@@ -66,6 +76,7 @@ export async function discoverCalls(deps: DiscoverDeps, options: DiscoverOptions
             now,
           });
           if (created) count++;
+          else await refreshQueuedCall(tx, id, job);
         }
       }
       const last = page.calls.at(-1);

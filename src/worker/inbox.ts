@@ -11,9 +11,11 @@ import type { JobSpec } from '../pipelines/jobs.js';
 import { parseWebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
 import { inTransaction, type Db } from '../store/database.js';
+import { saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { upsertDiscovered } from '../store/syncStatusRepo.js';
 import { insertWebhookOnce, markWebhookProcessed, recordRejectedWebhook } from '../store/webhookInboxRepo.js';
+import { refreshQueuedCall } from './queuedCall.js';
 
 export function createDbInbox(deps: {
   db: Db;
@@ -55,8 +57,13 @@ export function createDbInbox(deps: {
           ...(call ? { call: callFactsOf(call) } : {}),
           now: receivedAt,
         });
+        // The draft is kept now, not only in the job's payload: while a write-back job of this
+        // call runs (or a dead worker's lease holds it) no second job is queued to carry it.
+        if (event.data.followup) {
+          await saveFollowupDrafts(tx, event.data.call_id, [event.data.followup as DraftInput], receivedAt);
+        }
         for (const job of jobs) {
-          await enqueueJob(tx, {
+          const { id, created } = await enqueueJob(tx, {
             kind: job.kind,
             key: job.key,
             payload: job.payload,
@@ -64,6 +71,7 @@ export function createDbInbox(deps: {
             runAt: new Date(e.receivedAt + (job.delayMs ?? 0)),
             now: receivedAt,
           });
+          if (!created) await refreshQueuedCall(tx, id, job);
         }
         // Routing is the inbox's whole job: the event is processed once its jobs are queued.
         await markWebhookProcessed(tx, stored.record.id, receivedAt);

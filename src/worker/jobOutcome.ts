@@ -99,7 +99,13 @@ async function markFailed(deps: OutcomeDeps, callId: string, code: string, messa
   const status = await getSyncStatus(deps.db, callId, deps.crm);
   if (!status) return;
   if (canTransition(status.state, 'failed')) {
-    await transitionSyncStatus(deps.db, { callId, crm: deps.crm, to: 'failed', now, detail: `${code}: ${message}` });
+    await transitionSyncStatus(deps.db, {
+      callId,
+      crm: deps.crm,
+      to: 'failed',
+      now,
+      detail: `${code}: ${message}`,
+    });
   }
   await recordSyncError(deps.db, { callId, crm: deps.crm, code, message, nextAttemptAt: null, now });
 }

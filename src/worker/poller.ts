@@ -49,7 +49,8 @@ export function createPoller(
         ttlMs: options.leaseMs,
         now: new Date(clock.now()),
       });
-      if (now !== leader) logger.info({ workerId: options.workerId }, now ? 'became poll leader' : 'lost poll leadership');
+      if (now !== leader)
+        logger.info({ workerId: options.workerId }, now ? 'became poll leader' : 'lost poll leadership');
       leader = now;
     } catch (err) {
       logger.warn({ err }, 'poller: lease renewal failed');
@@ -96,7 +97,10 @@ export function createPoller(
 
   return {
     start() {
-      task = cron.schedule(options.schedule, () => void pollNow(), { name: 'crm-sync-poller', noOverlap: true });
+      task = cron.schedule(options.schedule, () => void pollNow(), {
+        name: 'crm-sync-poller',
+        noOverlap: true,
+      });
       scheduleRenew(clock);
       void pollNow();
     },
@@ -108,7 +112,8 @@ export function createPoller(
       await task?.stop();
       clock.clearTimer(renewTimer);
       await running?.catch(() => null);
-      if (leader) await releaseLease(deps.db, { name: POLLER_LEASE, holder: options.workerId }).catch(() => false);
+      if (leader)
+        await releaseLease(deps.db, { name: POLLER_LEASE, holder: options.workerId }).catch(() => false);
       leader = false;
     },
   };

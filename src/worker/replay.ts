@@ -7,7 +7,12 @@ import type { CrmName } from '../crm/types.js';
 import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobQueue.js';
-import { getSyncStatus, listSyncStatusByState, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
+import {
+  getSyncStatus,
+  listSyncStatusByState,
+  transitionSyncStatus,
+  upsertDiscovered,
+} from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
 
 export interface ReplayResult {
@@ -22,7 +27,8 @@ const RESUME_FROM: Partial<Record<SyncState, SyncState>> = {
 
 export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date): Promise<void> {
   await inTransaction(db, async (tx) => {
-    const status = (await getSyncStatus(tx, callId, crm)) ?? (await upsertDiscovered(tx, { callId, crm, now })).record;
+    const status =
+      (await getSyncStatus(tx, callId, crm)) ?? (await upsertDiscovered(tx, { callId, crm, now })).record;
     const to = RESUME_FROM[status.state];
     if (to && canTransition(status.state, to)) {
       await transitionSyncStatus(tx, { callId, crm, to, now, detail: 'replay requested by an operator' });

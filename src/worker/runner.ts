@@ -12,6 +12,7 @@ import { runWritebackBatch } from '../pipelines/writeback.js';
 import { claimJobs, heartbeatJobs, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
 import type { Clock } from '../util/clock.js';
 import { applyTryResult, type OutcomeDeps } from './jobOutcome.js';
+import { queueLateFollowups } from './lateFollowups.js';
 
 export interface RunnerOptions {
   liveConcurrency: number;
@@ -121,6 +122,11 @@ export function createJobRunner(
       const payload = job.payload as WritebackJobPayload;
       const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
       await applyTryResult(deps.outcome, job, payload.callId, result, clock.now());
+      if (result.kind === 'done') {
+        await queueLateFollowups(deps.pipeline, payload.callId).catch((err: unknown) =>
+          logger.warn({ err, callId: payload.callId }, 'job runner: could not check for late follow-ups'),
+        );
+      }
     }
   }
 
@@ -170,13 +176,14 @@ export function createJobRunner(
       stopping = true;
       this.wake();
       clock.clearTimer(heartbeat);
-      await Promise.all(lanes);
-      const pending = [...new Set([...running.values()].map((r) => r.done))];
       let timer: unknown;
       const timeout = new Promise<void>((resolve) => {
         timer = clock.setTimer(resolve, drainMs);
       });
-      await Promise.race([Promise.all(pending), timeout]);
+      // A bulk lane ends only after its whole batch, which may wait minutes for budget slots: the
+      // drain limit covers the lanes too. Once they end nothing new is claimed; then the rest.
+      const drained = Promise.all(lanes).then(() => Promise.all([...running.values()].map((r) => r.done)));
+      await Promise.race([drained, timeout]);
       clock.clearTimer(timer);
       // Whatever is still running is handed back now rather than when its lease lapses.
       for (const { job } of running.values()) {

@@ -38,7 +38,12 @@ export interface StatusSnapshot {
     queued?: BudgetStats['queued'];
   };
   jobs: { byState: Record<string, number>; queuedByPriority: Record<string, number> };
-  cursor: { position: string | null; lastCallCreatedAt: string | null; updatedAt: string | null; ageSeconds: number | null };
+  cursor: {
+    position: string | null;
+    lastCallCreatedAt: string | null;
+    updatedAt: string | null;
+    ageSeconds: number | null;
+  };
   worker?: Record<string, unknown>;
 }
 
@@ -88,7 +93,8 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
       dailyCap: deps.limits.dailyCap,
       inLastSecond: ledger.inLastSecond,
       inLastMinute: ledger.inLastMinute,
-      pausedUntil: ledger.pausedUntil && ledger.pausedUntil > nowMs ? new Date(ledger.pausedUntil).toISOString() : null,
+      pausedUntil:
+        ledger.pausedUntil && ledger.pausedUntil > nowMs ? new Date(ledger.pausedUntil).toISOString() : null,
       ...(inProcess ? { queued: inProcess.queued } : {}),
     },
     jobs: { byState, queuedByPriority },

@@ -14,8 +14,10 @@ export function registerBackfill(program: Command): void {
     .action(async (opts: { since: string; until?: string }) => {
       const since = Date.parse(opts.since);
       const until = opts.until ? Date.parse(opts.until) : Date.now();
-      if (Number.isNaN(since)) throw new Error(`--since: expected a date like 2026-01-01, got "${opts.since}"`);
-      if (Number.isNaN(until)) throw new Error(`--until: expected a date like 2026-02-01, got "${opts.until}"`);
+      if (Number.isNaN(since))
+        throw new Error(`--since: expected a date like 2026-01-01, got "${opts.since}"`);
+      if (Number.isNaN(until))
+        throw new Error(`--until: expected a date like 2026-02-01, got "${opts.until}"`);
       const { loadConfig } = await import('../../config/config.js');
       const { openDatabaseOrWorker } = await import('../workerDb.js');
       const config = loadConfig({ require: { service: true } });
@@ -41,10 +43,18 @@ export function registerBackfill(program: Command): void {
         liveWindowReserve: config.service.liveWindowReserve,
         liveDailyReserve: config.service.liveDailyReserve,
       });
-      const service = createServiceClient({ baseUrl: config.service.baseUrl, apiKey: config.service.apiKey, budget });
+      const service = createServiceClient({
+        baseUrl: config.service.baseUrl,
+        apiKey: config.service.apiKey,
+        budget,
+      });
       const span = Math.max(1, until - since);
       const bar = new cliProgress.SingleBar(
-        { format: 'backfill [{bar}] {percentage}% | {calls} calls, {enqueued} queued | {last}', noTTYOutput: true, notTTYSchedule: 5000 },
+        {
+          format: 'backfill [{bar}] {percentage}% | {calls} calls, {enqueued} queued | {last}',
+          noTTYOutput: true,
+          notTTYSchedule: 5000,
+        },
         cliProgress.Presets.shades_classic,
       );
       bar.start(100, 0, { calls: 0, enqueued: 0, last: opts.since });
@@ -55,7 +65,10 @@ export function registerBackfill(program: Command): void {
             cursorName: `backfill:${new Date(since).toISOString()}`,
             reason: 'backfill',
             priority: 'backfill',
-            start: { createdAfter: new Date(since - 1).toISOString(), createdBefore: new Date(until).toISOString() },
+            start: {
+              createdAfter: new Date(since - 1).toISOString(),
+              createdBefore: new Date(until).toISOString(),
+            },
             onPage: (p) => {
               const at = p.lastCall ? Date.parse(p.lastCall.created_at) : since;
               bar.update(Math.min(100, Math.round(((at - since) / span) * 100)), {

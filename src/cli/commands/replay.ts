@@ -35,7 +35,9 @@ export function registerReplay(program: Command): void {
         await database?.close();
       }
       console.log(
-        callIds.length === 0 ? 'Nothing to replay.' : `Queued ${callIds.length} call(s) for write-back: ${callIds.slice(0, 20).join(', ')}`,
+        callIds.length === 0
+          ? 'Nothing to replay.'
+          : `Queued ${callIds.length} call(s) for write-back: ${callIds.slice(0, 20).join(', ')}`,
       );
     });
 }

@@ -5,7 +5,11 @@ export function registerStart(program: Command): void {
   program
     .command('start')
     .description('Run the worker: webhook receiver, job runner and cursor poller (applies migrations first)')
-    .option('--drain-seconds <n>', 'on SIGTERM, how long running jobs may finish before they are handed back', '20')
+    .option(
+      '--drain-seconds <n>',
+      'on SIGTERM, how long running jobs may finish before they are handed back',
+      '20',
+    )
     .action(async (opts: { drainSeconds: string }) => {
       const { loadConfig } = await import('../../config/config.js');
       const { redactConfig } = await import('../../config/redact.js');
@@ -20,7 +24,10 @@ export function registerStart(program: Command): void {
         let stopping = false;
         const onSignal = (signal: string) => {
           if (stopping) {
-            logger.warn({ signal }, 'second signal: exiting now; unfinished jobs return to the queue when their lease lapses');
+            logger.warn(
+              { signal },
+              'second signal: exiting now; unfinished jobs return to the queue when their lease lapses',
+            );
             process.exit(1);
           }
           stopping = true;
