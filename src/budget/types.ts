@@ -59,9 +59,14 @@ export class DailyCapReachedError extends Error {
  */
 export interface SlotLedger {
   acquire(request: SlotRequest): Promise<SlotGrant>;
-  /** Records a pause that every process must honour (a 429 seen by any of them). */
-  pauseUntil(untilMs: number): Promise<void>;
+  /**
+   * Records a pause that every process must honour (a 429 seen by any of them). A 'daily' pause
+   * makes `acquire` answer `dailyCapReached: true` until it ends. Never shortens a longer pause.
+   */
+  pauseUntil(untilMs: number, reason?: 'rate' | 'daily'): Promise<void>;
   snapshot(nowMs: number): Promise<LedgerSnapshot>;
+  /** A synchronous, possibly stale, snapshot for `stats()`; ledgers that cannot omit it. */
+  peek?(nowMs: number): LedgerSnapshot;
 }
 
 export interface SlotRequest {
@@ -72,6 +77,10 @@ export interface SlotRequest {
   windowReserve: number;
   /** Requests of the daily cap that only `live` may take. */
   dailyReserve: number;
+  /** Widens both windows by this many ms, against clock skew and network jitter (default 0). */
+  marginMs?: number;
+  /** Pace non-live requests keep over all starts, ms per request (window.ts paceEarliest); default 0 = none. */
+  paceMs?: number;
 }
 
 export type SlotGrant = { granted: true } | { granted: false; retryAtMs: number; dailyCapReached: boolean };
@@ -81,4 +90,6 @@ export interface LedgerSnapshot {
   inLastSecond: number;
   inLastMinute: number;
   pausedUntil: number | null;
+  /** Why the ledger is paused, when it is. */
+  pauseReason?: 'rate' | 'daily' | null;
 }

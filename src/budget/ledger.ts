@@ -1,0 +1,89 @@
+/**
+ * The slot ledger of a single process: start times of the last minutes and the day's count, in
+ * memory. A database-backed ledger shared by several processes implements the same interface.
+ */
+import type { LedgerSnapshot, SlotGrant, SlotLedger, SlotRequest } from './types.js';
+import { MINUTE_MS, SECOND_MS, countInWindow, decideSlot, utcDayStart } from './window.js';
+
+/** Starts older than this cannot matter to any window, even with a generous margin. */
+const KEEP_MS = 2 * MINUTE_MS;
+
+export class InMemorySlotLedger implements SlotLedger {
+  /** Ascending start times of (at least) the last KEEP_MS. */
+  private starts: number[] = [];
+  private day = Number.NEGATIVE_INFINITY;
+  private usedInDay = 0;
+  private pausedUntil: number | null = null;
+  private pauseReason: 'rate' | 'daily' | null = null;
+
+  // Everything happens synchronously inside each call, so each acquire is atomic even though the
+  // interface is async (as a database-backed ledger must be).
+  async acquire(request: SlotRequest): Promise<SlotGrant> {
+    const { nowMs } = request;
+    this.prune(nowMs);
+    const decision = decideSlot({
+      starts: this.starts,
+      usedToday: this.usedOn(nowMs),
+      nowMs,
+      priority: request.priority,
+      limits: request.limits,
+      windowReserve: request.windowReserve,
+      dailyReserve: request.dailyReserve,
+      marginMs: request.marginMs ?? 0,
+      paceMs: request.paceMs ?? 0,
+      pausedUntil: this.pausedUntil,
+      pausedForDailyCap: this.pauseReason === 'daily',
+    });
+    if (!decision.allowed) {
+      return { granted: false, retryAtMs: decision.retryAtMs, dailyCapReached: decision.dailyCapReached };
+    }
+    this.record(nowMs);
+    return { granted: true };
+  }
+
+  async pauseUntil(untilMs: number, reason: 'rate' | 'daily' = 'rate'): Promise<void> {
+    const current = this.pausedUntil ?? Number.NEGATIVE_INFINITY;
+    if (untilMs > current || (untilMs === current && reason === 'daily')) {
+      this.pausedUntil = untilMs;
+      this.pauseReason = reason;
+    }
+  }
+
+  async snapshot(nowMs: number): Promise<LedgerSnapshot> {
+    return this.peek(nowMs);
+  }
+
+  peek(nowMs: number): LedgerSnapshot {
+    const paused = this.pausedUntil !== null && this.pausedUntil > nowMs;
+    return {
+      usedToday: this.usedOn(nowMs),
+      inLastSecond: countInWindow(this.starts, nowMs, SECOND_MS),
+      inLastMinute: countInWindow(this.starts, nowMs, MINUTE_MS),
+      pausedUntil: paused ? this.pausedUntil : null,
+      pauseReason: paused ? this.pauseReason : null,
+    };
+  }
+
+  private usedOn(nowMs: number): number {
+    return utcDayStart(nowMs) === this.day ? this.usedInDay : 0;
+  }
+
+  private record(nowMs: number): void {
+    // Keep the list ascending even if the clock stepped back (another process's clock, NTP).
+    let i = this.starts.length;
+    while (i > 0 && this.starts[i - 1]! > nowMs) i--;
+    this.starts.splice(i, 0, nowMs);
+    const day = utcDayStart(nowMs);
+    if (day > this.day) {
+      this.day = day;
+      this.usedInDay = 0;
+    }
+    this.usedInDay++;
+  }
+
+  private prune(nowMs: number): void {
+    let drop = 0;
+    while (drop < this.starts.length && this.starts[drop]! <= nowMs - KEEP_MS) drop++;
+    if (drop > 0) this.starts.splice(0, drop);
+  }
+}

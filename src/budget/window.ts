@@ -1,0 +1,172 @@
+/**
+ * Budget arithmetic, free of I/O and clocks: given the recorded request start times and `now`,
+ * may a request start now, and if not, when.
+ *
+ * Windows (CONTRACT.md "Limits"): the Service counts, at time t, the requests received in the
+ * half-open span (t - W, t]. So a request at s and one at s + W are in different spans, and a new
+ * request may start at t when fewer than `limit` recorded starts lie in (t - W, t]. A safety
+ * margin widens our span to (t - W - margin, t], so that jitter between our start time and the
+ * Service's receipt time can never put two requests closer together than W on its side.
+ */
+import type { PlanLimits } from './plans.js';
+import type { Priority } from './types.js';
+
+export const SECOND_MS = 1000;
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+
+/** Start of the UTC day containing `ms`. */
+export function utcDayStart(ms: number): number {
+  return Math.floor(ms / DAY_MS) * DAY_MS;
+}
+
+/** The next UTC midnight after `ms` (when the daily cap resets). */
+export function nextUtcMidnight(ms: number): number {
+  return utcDayStart(ms) + DAY_MS;
+}
+
+/**
+ * Earliest time >= `nowMs` at which fewer than `allowed` of `starts` (ascending) lie in the span
+ * (t - spanMs, t]. A start s leaves that span once t >= s + spanMs, so the answer is set by the
+ * `allowed`-th most recent start. `allowed` <= 0 means never (Infinity).
+ */
+export function earliestInWindow(
+  starts: readonly number[],
+  nowMs: number,
+  spanMs: number,
+  allowed: number,
+): number {
+  if (allowed <= 0) return Infinity;
+  const blocking = starts[starts.length - allowed];
+  if (blocking === undefined) return nowMs;
+  return Math.max(nowMs, blocking + spanMs);
+}
+
+/** Number of `starts` (ascending) in the span (nowMs - spanMs, nowMs]. */
+export function countInWindow(starts: readonly number[], nowMs: number, spanMs: number): number {
+  let count = 0;
+  for (let i = starts.length - 1; i >= 0; i--) {
+    const s = starts[i]!;
+    if (s <= nowMs - spanMs) break;
+    if (s <= nowMs) count++;
+  }
+  return count;
+}
+
+/**
+ * Slots of a window that `priority` may fill: everything for live, the limit less the reserve for
+ * the others. The reserve is clamped so lower priorities always keep at least one slot.
+ */
+export function windowAllowance(limit: number, reserve: number, priority: Priority): number {
+  if (priority === 'live') return limit;
+  return limit - Math.min(Math.max(0, reserve), limit - 1);
+}
+
+/** Requests of the day that `priority` may use; null = unlimited. Same clamping as windows. */
+export function dailyAllowance(cap: number | null, reserve: number, priority: Priority): number | null {
+  if (cap === null) return null;
+  if (priority === 'live') return cap;
+  return cap - Math.min(Math.max(0, reserve), Math.max(0, cap - 1));
+}
+
+/**
+ * The pace lower priorities keep: the plan's rate spread evenly over the minute (or the burst
+ * spread over the second, if that is slower). Slots of a full minute window then free up evenly,
+ * so a live request waits about one pace for one, not up to a minute behind a burst of backfill.
+ */
+export function paceFor(limits: PlanLimits): number {
+  return Math.max(MINUTE_MS / limits.ratePerMinute, SECOND_MS / limits.burstPerSecond);
+}
+
+/**
+ * Earliest time >= `nowMs` at which a lower-priority start keeps the stream of ALL starts of the
+ * last `spanMs` at one per `paceMs`: the j-th most recent start s_j must be at least j paces back,
+ * less a tolerance of a quarter pace. Counting live starts too makes backfill give way to them,
+ * so the minute window does not fill before the minute is over; anchoring on older starts (not
+ * only the latest) lets late timers catch up instead of drifting.
+ */
+export function paceEarliest(
+  starts: readonly number[],
+  nowMs: number,
+  paceMs: number,
+  spanMs: number,
+): number {
+  let at = nowMs;
+  if (paceMs <= 0) return at;
+  for (let j = 1; j <= starts.length; j++) {
+    const s = starts[starts.length - j]!;
+    if (s <= nowMs - spanMs) break;
+    at = Math.max(at, s + j * paceMs - paceMs / 4);
+  }
+  return at;
+}
+
+export interface SlotCheck {
+  /** Recorded start times, ascending; at least those of the last minute (plus margin). */
+  starts: readonly number[];
+  /** Starts recorded in the UTC day of `nowMs`. */
+  usedToday: number;
+  nowMs: number;
+  priority: Priority;
+  limits: PlanLimits;
+  windowReserve: number;
+  dailyReserve: number;
+  /** Widening of both windows, for clock skew and network jitter (see the module comment). */
+  marginMs: number;
+  /** The pace lower priorities keep (see paceEarliest); 0 = none. */
+  paceMs: number;
+  pausedUntil: number | null;
+  /** A pause caused by the Service's daily cap (the requests are refused, not delayed). */
+  pausedForDailyCap: boolean;
+}
+
+export type SlotDecision =
+  { allowed: true } | { allowed: false; retryAtMs: number; dailyCapReached: boolean };
+
+/** Decides whether a request may start at `nowMs`; if not, the earliest time worth asking again. */
+export function decideSlot(check: SlotCheck): SlotDecision {
+  const { nowMs, limits, priority } = check;
+  if (check.pausedUntil !== null && check.pausedUntil > nowMs) {
+    return { allowed: false, retryAtMs: check.pausedUntil, dailyCapReached: check.pausedForDailyCap };
+  }
+  const daily = dailyAllowance(limits.dailyCap, check.dailyReserve, priority);
+  if (daily !== null && check.usedToday >= daily) {
+    return { allowed: false, retryAtMs: nextUtcMidnight(nowMs), dailyCapReached: true };
+  }
+  let at = Math.max(
+    earliestInWindow(
+      check.starts,
+      nowMs,
+      SECOND_MS + check.marginMs,
+      windowAllowance(limits.burstPerSecond, check.windowReserve, priority),
+    ),
+    earliestInWindow(
+      check.starts,
+      nowMs,
+      MINUTE_MS + check.marginMs,
+      windowAllowance(limits.ratePerMinute, check.windowReserve, priority),
+    ),
+  );
+  if (priority !== 'live') {
+    at = Math.max(at, paceEarliest(check.starts, nowMs, check.paceMs, MINUTE_MS + check.marginMs));
+  }
+  return at <= nowMs ? { allowed: true } : { allowed: false, retryAtMs: at, dailyCapReached: false };
+}
+
+/**
+ * The most requests the windows allow in a span of `spanMs` starting empty (no daily cap): greedy
+ * earliest placement, which is optimal for "at most k in any span" limits. Benchmarks use it as
+ * the 100 % mark for utilisation.
+ */
+export function maxStartsInSpan(limits: PlanLimits, spanMs: number): number {
+  const starts: number[] = [];
+  let t = 0;
+  for (;;) {
+    t = Math.max(
+      earliestInWindow(starts, t, SECOND_MS, limits.burstPerSecond),
+      earliestInWindow(starts, t, MINUTE_MS, limits.ratePerMinute),
+    );
+    if (t >= spanMs) return starts.length;
+    starts.push(t);
+  }
+}
