@@ -8,10 +8,16 @@
 import type { Db } from '../store/database.js';
 import { requeueExpiredJobs } from '../store/jobQueue.js';
 
-export async function recoverFromDeadProcess(db: Db, now: Date): Promise<{ requeued: number; failed: number }> {
+export async function recoverFromDeadProcess(
+  db: Db,
+  now: Date,
+): Promise<{ requeued: number; failed: number }> {
   // Expire the dead holder's leases; the queue's own rule then requeues them (or fails a job whose
   // attempts are spent, so a job that kills its worker every time stops).
-  await db.job.updateMany({ where: { state: 'running' }, data: { lockedUntil: new Date(now.getTime() - 1) } });
+  await db.job.updateMany({
+    where: { state: 'running' },
+    data: { lockedUntil: new Date(now.getTime() - 1) },
+  });
   await db.leaderLease.deleteMany({});
   return requeueExpiredJobs(db, now);
 }

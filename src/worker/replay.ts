@@ -33,6 +33,15 @@ export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date
     if (to && canTransition(status.state, to)) {
       await transitionSyncStatus(tx, { callId, crm, to, now, detail: 'replay requested by an operator' });
     }
+    // CONTRACT.md: follow-ups are generated once per call "unless an operator asks". A replay is
+    // that ask when a generation was claimed but no draft ever arrived (a crash or a 5xx between
+    // the claim and the Service's answer); drafts already stored are reused, never regenerated.
+    if (status.followupsRequestedAt && (await tx.callFollowup.count({ where: { callId } })) === 0) {
+      await tx.syncStatus.update({
+        where: { callId_crm: { callId, crm } },
+        data: { followupsRequestedAt: null, updatedAt: now },
+      });
+    }
     await enqueueJob(tx, {
       kind: 'writeback',
       key: writebackJobKey(callId),

@@ -34,8 +34,18 @@ export function registerStart(program: Command): void {
           logger.info({ signal }, 'signal received');
           void worker
             .stop(Number(opts.drainSeconds) * 1000)
-            .catch((err: unknown) => logger.error({ err }, 'error while stopping'))
-            .finally(resolve);
+            .then(
+              () => 0,
+              (err: unknown) => {
+                logger.error({ err }, 'error while stopping');
+                return 1;
+              },
+            )
+            .then((code) => {
+              resolve();
+              // Everything is closed; do not wait for stray library timers (the schema engine's).
+              process.exit(code);
+            });
         };
         process.on('SIGTERM', () => onSignal('SIGTERM'));
         process.on('SIGINT', () => onSignal('SIGINT'));
