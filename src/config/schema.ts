@@ -31,6 +31,8 @@ export const SECRET_KEYS = [
   'SALESFORCE_CLIENT_SECRET',
   'SALESFORCE_REFRESH_TOKEN',
   'SALESFORCE_JWT_PRIVATE_KEY',
+  // May carry a password.
+  'DATABASE_URL',
 ] as const;
 
 export const rawConfigSchema = z.object({

@@ -34,7 +34,10 @@ export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
     const keepFrom = new Date(request.nowMs - KEEP_MS);
     const windowFrom = new Date(request.nowMs - MINUTE_MS - (request.marginMs ?? 0));
     return inTransaction(db, async (tx) => {
-      // The no-op update takes the row lock that serialises acquirers, and returns the count.
+      // One lock per ledger, whatever the day: two processes either side of UTC midnight (or of
+      // a small clock skew) would lock different day rows, yet read the same 60 s window.
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${ledger}))::text AS locked`;
+      // The no-op update returns the day's count.
       const dayRows = await tx.$queryRaw<{ used: number }[]>`
         INSERT INTO budget_ledger (ledger, day, used, updated_at) VALUES (${ledger}, ${day}::date, 0, ${now})
         ON CONFLICT (ledger, day) DO UPDATE SET used = budget_ledger.used

@@ -14,6 +14,8 @@ export interface FollowupDraftRecord {
   createdAt: Date | null;
   /** The draft as the Service sent it (extra fields kept for the mapping). */
   raw: Record<string, unknown>;
+  /** The CRM record it was written to; null until written. */
+  crmId: string | null;
 }
 
 export interface DraftInput {
@@ -65,7 +67,23 @@ export async function listFollowupDrafts(db: Db, callId: string): Promise<Follow
     to: r.toAddresses,
     createdAt: r.draftCreatedAt,
     raw: (r.raw ?? {}) as Record<string, unknown>,
+    crmId: r.crmId,
   }));
+}
+
+/** Records which CRM record each draft was written to. */
+export async function markFollowupsWritten(
+  db: Db,
+  callId: string,
+  written: { draftId: string; crmId: string }[],
+  now: Date,
+): Promise<void> {
+  for (const w of written) {
+    await db.callFollowup.updateMany({
+      where: { callId, draftId: w.draftId },
+      data: { crmId: w.crmId, writtenAt: now },
+    });
+  }
 }
 
 /**

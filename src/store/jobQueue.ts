@@ -87,35 +87,27 @@ export interface EnqueueInput {
 }
 
 /**
- * Adds a job, joining the caller's transaction when `db` is one. When an unfinished job has the
- * same key, none is added (`created: false`, its id returned); a still-queued one is raised to the
- * higher priority and the earlier run time of the two.
+ * Adds a job, joining the caller's transaction when `db` is one. When a queued job has the same
+ * key, none is added (`created: false`, its id returned) and that one is raised to the higher
+ * priority and the earlier run time of the two. A job with the key that is running does not
+ * count: the new one queues behind it (claims skip a key that has a running job), so work that
+ * arrives mid-run is never dropped.
  */
 export async function enqueueJob(db: Db, input: EnqueueInput): Promise<{ id: number; created: boolean }> {
   const key = input.key ?? null;
   const payload = JSON.stringify(input.payload ?? {});
   const runAt = input.runAt ?? input.now;
-  // Twice at most: the unfinished job holding the key may finish between the insert and the read.
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const rows = await db.$queryRaw<{ id: bigint; created: boolean }[]>`
-      INSERT INTO job (kind, key, payload, priority, run_at, max_attempts, created_at, updated_at)
-      VALUES (${input.kind}, ${key}, ${payload}::jsonb, ${input.priority}, ${runAt},
-              ${input.maxAttempts ?? 8}, ${input.now}, ${input.now})
-      ON CONFLICT (key) WHERE state IN ('queued', 'running') DO UPDATE SET
-        priority = GREATEST(job.priority, EXCLUDED.priority),
-        run_at = LEAST(job.run_at, EXCLUDED.run_at),
-        updated_at = EXCLUDED.updated_at
-        WHERE job.state = 'queued'
-      RETURNING id, (xmax = 0) AS created`;
-    const row = rows[0];
-    if (row) return { id: Number(row.id), created: row.created };
-    // The holder is running: leave it be and report it.
-    const running = await db.job.findFirst({
-      where: { key, state: { in: ['queued', 'running'] } },
-      select: { id: true },
-    });
-    if (running) return { id: Number(running.id), created: false };
-  }
+  const rows = await db.$queryRaw<{ id: bigint; created: boolean }[]>`
+    INSERT INTO job (kind, key, payload, priority, run_at, max_attempts, created_at, updated_at)
+    VALUES (${input.kind}, ${key}, ${payload}::jsonb, ${input.priority}, ${runAt},
+            ${input.maxAttempts ?? 8}, ${input.now}, ${input.now})
+    ON CONFLICT (key) WHERE (state = 'queued'::text) DO UPDATE SET
+      priority = GREATEST(job.priority, EXCLUDED.priority),
+      run_at = LEAST(job.run_at, EXCLUDED.run_at),
+      updated_at = EXCLUDED.updated_at
+    RETURNING id, (xmax = 0) AS created`;
+  const row = rows[0];
+  if (row) return { id: Number(row.id), created: row.created };
   throw new Error(`job key ${key}: could not enqueue (the key kept changing hands)`);
 }
 
@@ -145,6 +137,9 @@ export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]>
     WITH picked AS (
       SELECT id FROM job
       WHERE state = 'queued' AND run_at <= ${input.now} ${kindFilter}
+        -- One job per key at a time: a job queued behind a running one waits for it.
+        AND (key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM job r WHERE r.key = job.key AND r.state = 'running'))
       ORDER BY priority DESC, run_at, id
       LIMIT ${input.limit}
       FOR UPDATE SKIP LOCKED
@@ -160,18 +155,24 @@ export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]>
 
 /**
  * Running jobs whose lease has passed go back to the queue (or to failed when their attempts are
- * spent, since a job that kills its worker every time must stop). Returns how many of each.
+ * spent, since a job that kills its worker every time must stop). Returns how many of each, and
+ * the jobs that failed, so the caller can record why on the work they were for.
  */
-export async function requeueExpiredJobs(db: Db, now: Date): Promise<{ requeued: number; failed: number }> {
-  const rows = await db.$queryRaw<{ state: string }[]>`
+export async function requeueExpiredJobs(
+  db: Db,
+  now: Date,
+): Promise<{ requeued: number; failed: number; failedJobs: Pick<JobRecord, 'id' | 'kind' | 'payload'>[] }> {
+  const rows = await db.$queryRaw<{ id: bigint; state: string; kind: string; payload: unknown }[]>`
     UPDATE job SET
       state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
       last_error = 'lease expired: worker ' || COALESCE(locked_by, '?') || ' stopped or stalled',
       locked_by = NULL, locked_until = NULL, run_at = ${now}, updated_at = ${now}
     WHERE state = 'running' AND locked_until < ${now}
-    RETURNING state`;
-  const failed = rows.filter((r) => r.state === 'failed').length;
-  return { requeued: rows.length - failed, failed };
+    RETURNING id, state, kind, payload`;
+  const failedJobs = rows
+    .filter((r) => r.state === 'failed')
+    .map((r) => ({ id: Number(r.id), kind: r.kind, payload: r.payload }));
+  return { requeued: rows.length - failedJobs.length, failed: failedJobs.length, failedJobs };
 }
 
 /** Extends the lease of jobs this worker still holds; returns the ids it still holds. */

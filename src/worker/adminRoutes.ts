@@ -18,7 +18,10 @@ export function registerAdminRoutes(
 ): void {
   app.register(async (admin) => {
     admin.addHook('onRequest', async (req, reply) => {
-      if (!LOOPBACK.has(req.ip)) {
+      // A request relayed by a proxy on this host also comes from loopback: refuse anything that
+      // carries forwarding headers, so the admin routes are never reachable through one.
+      const forwarded = req.headers['x-forwarded-for'] ?? req.headers.forwarded ?? req.headers['x-real-ip'];
+      if (!LOOPBACK.has(req.socket.remoteAddress ?? '') || forwarded !== undefined) {
         await reply
           .code(403)
           .send({ error: { code: 'ADMIN_LOOPBACK_ONLY', message: 'admin routes answer loopback only' } });

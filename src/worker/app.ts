@@ -24,6 +24,7 @@ import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
+import { recordExhaustedJobs } from './jobOutcome.js';
 import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
 import { collectStatus } from './status.js';
 import { registerAdminRoutes } from './adminRoutes.js';
@@ -54,14 +55,21 @@ export async function startWorker(
       'database ready',
     );
     const db = database.prisma;
+    const metrics = createMetrics();
     if (database.kind === 'embedded') {
       const recovered = await recoverFromDeadProcess(db, new Date(clock.now()));
       if (recovered.requeued + recovered.failed > 0) {
-        logger.warn(recovered, 'jobs left running by a stopped process were handed back');
+        logger.warn(
+          { requeued: recovered.requeued, failed: recovered.failed },
+          'jobs left running by a stopped process were handed back',
+        );
       }
+      await recordExhaustedJobs(
+        { db, crm: config.crm, workerId, logger, metrics },
+        recovered.failedJobs,
+        new Date(clock.now()),
+      );
     }
-
-    const metrics = createMetrics();
     const ledger = createDbSlotLedger({ db });
     const budget = createRequestBudget({
       limits: config.service.limits,

@@ -95,6 +95,26 @@ async function noteError(
   await recordSyncError(deps.db, { callId, crm: deps.crm, code, message, nextAttemptAt, now });
 }
 
+/**
+ * Jobs failed by the queue itself (their lease lapsed on the last attempt: the worker died or
+ * stalled each time): record it on the call, or it would wait in a working state forever.
+ */
+export async function recordExhaustedJobs(
+  deps: OutcomeDeps,
+  jobs: { id: number; kind: string; payload: unknown }[],
+  now: Date,
+): Promise<void> {
+  for (const job of jobs) {
+    const callId = (job.payload as { callId?: string } | null)?.callId;
+    if (!callId) continue;
+    deps.metrics.jobs.inc({ kind: job.kind, outcome: 'failed' });
+    const message = 'every attempt ended with the worker stopping or stalling before it finished';
+    deps.logger.error({ jobId: job.id, callId, kind: job.kind }, `job failed: ${message}`);
+    if (job.kind === 'writeback') await markFailed(deps, callId, 'JOB_LEASE_EXHAUSTED', message, now);
+    else await noteError(deps, callId, 'JOB_LEASE_EXHAUSTED', message, null, now);
+  }
+}
+
 async function markFailed(deps: OutcomeDeps, callId: string, code: string, message: string, now: Date) {
   const status = await getSyncStatus(deps.db, callId, deps.crm);
   if (!status) return;

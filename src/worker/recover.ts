@@ -8,10 +8,7 @@
 import type { Db } from '../store/database.js';
 import { requeueExpiredJobs } from '../store/jobQueue.js';
 
-export async function recoverFromDeadProcess(
-  db: Db,
-  now: Date,
-): Promise<{ requeued: number; failed: number }> {
+export async function recoverFromDeadProcess(db: Db, now: Date): ReturnType<typeof requeueExpiredJobs> {
   // Expire the dead holder's leases; the queue's own rule then requeues them (or fails a job whose
   // attempts are spent, so a job that kills its worker every time stops).
   await db.job.updateMany({

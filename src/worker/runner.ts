@@ -9,10 +9,15 @@ import { runContextJob } from '../pipelines/context.js';
 import type { PipelineDeps } from '../pipelines/deps.js';
 import { budgetPriorityOf, type ContextJobPayload, type WritebackJobPayload } from '../pipelines/jobs.js';
 import { runWritebackBatch } from '../pipelines/writeback.js';
-import { claimJobs, heartbeatJobs, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
+import {
+  claimJobs,
+  heartbeatJobs,
+  requeueExpiredJobs,
+  rescheduleJob,
+  type JobRecord,
+} from '../store/jobQueue.js';
 import type { Clock } from '../util/clock.js';
-import { applyTryResult, type OutcomeDeps } from './jobOutcome.js';
-import { queueLateFollowups } from './lateFollowups.js';
+import { applyTryResult, recordExhaustedJobs, type OutcomeDeps } from './jobOutcome.js';
 
 export interface RunnerOptions {
   liveConcurrency: number;
@@ -30,6 +35,9 @@ export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
   leaseMs: 60_000,
   idlePollMs: 1_000,
 };
+
+/** How long a job handed back at shutdown waits before another worker may claim it. */
+const HAND_BACK_DELAY_MS = 5_000;
 
 export interface JobRunner {
   start(): void;
@@ -122,16 +130,13 @@ export function createJobRunner(
       const payload = job.payload as WritebackJobPayload;
       const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
       await applyTryResult(deps.outcome, job, payload.callId, result, clock.now());
-      if (result.kind === 'done') {
-        await queueLateFollowups(deps.pipeline, payload.callId).catch((err: unknown) =>
-          logger.warn({ err, callId: payload.callId }, 'job runner: could not check for late follow-ups'),
-        );
-      }
     }
   }
 
   async function claimSafely(kinds: string[], limit: number): Promise<JobRecord[]> {
     try {
+      const expired = await requeueExpiredJobs(db, now());
+      if (expired.failedJobs.length > 0) await recordExhaustedJobs(deps.outcome, expired.failedJobs, now());
       return await claimJobs(db, { workerId, limit, leaseMs: options.leaseMs, now: now(), kinds });
     } catch (err) {
       logger.error({ err }, 'job runner: could not claim jobs; will try again');
@@ -185,9 +190,11 @@ export function createJobRunner(
       const drained = Promise.all(lanes).then(() => Promise.all([...running.values()].map((r) => r.done)));
       await Promise.race([drained, timeout]);
       clock.clearTimer(timer);
-      // Whatever is still running is handed back now rather than when its lease lapses.
+      // Whatever is still running is handed back now rather than when its lease lapses; a few
+      // seconds later, so that another replica does not start it while this process winds down.
+      const handBackAt = new Date(clock.now() + HAND_BACK_DELAY_MS);
       for (const { job } of running.values()) {
-        await rescheduleJob(db, { id: job.id, workerId, runAt: now(), now: now() }).catch(() => false);
+        await rescheduleJob(db, { id: job.id, workerId, runAt: handBackAt, now: now() }).catch(() => false);
       }
     },
     inFlight: () => running.size,

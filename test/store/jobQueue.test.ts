@@ -41,7 +41,7 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
     await get().db.prisma.job.deleteMany();
   });
 
-  it('dedupes on the key among unfinished jobs, raising a queued one to the higher priority', async () => {
+  it('dedupes on the key among queued jobs, and queues behind a running one', async () => {
     const { prisma } = get().db;
     const a = await enqueueJob(prisma, {
       kind: 'sync',
@@ -64,18 +64,20 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
       state: 'queued',
     });
 
-    // Running: left alone, still deduped.
+    // Running: work that arrives now is queued behind it, not dropped, and waits for it.
     const [claimed] = await claimJobs(prisma, { workerId: 'w1', limit: 1, leaseMs: LEASE, now: at(2) });
     expect(claimed?.id).toBe(a.id);
-    expect(await enqueueJob(prisma, { kind: 'sync', key: 'sync:call_1', priority: 1, now: at(3) })).toEqual({
-      id: a.id,
-      created: false,
-    });
-    // Done: the key is free again.
-    expect(await completeJob(prisma, { id: a.id, workerId: 'w1', now: at(4) })).toBe(true);
-    const c = await enqueueJob(prisma, { kind: 'sync', key: 'sync:call_1', priority: 1, now: at(5) });
+    const c = await enqueueJob(prisma, { kind: 'sync', key: 'sync:call_1', priority: 1, now: at(3) });
     expect(c.created).toBe(true);
     expect(c.id).not.toBe(a.id);
+    expect(await enqueueJob(prisma, { kind: 'sync', key: 'sync:call_1', priority: 1, now: at(3) })).toEqual({
+      id: c.id,
+      created: false,
+    });
+    expect(await claimJobs(prisma, { workerId: 'w2', limit: 5, leaseMs: LEASE, now: at(4) })).toEqual([]);
+    expect(await completeJob(prisma, { id: a.id, workerId: 'w1', now: at(5) })).toBe(true);
+    const [next] = await claimJobs(prisma, { workerId: 'w2', limit: 5, leaseMs: LEASE, now: at(6) });
+    expect(next?.id).toBe(c.id);
   });
 
   it('claims due jobs by priority then run_at, each once, with a lease', async () => {
@@ -155,7 +157,7 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
     const { prisma } = get().db;
     const job = await enqueueJob(prisma, { kind: 'k', priority: 1, maxAttempts: 1, now: at(0) });
     await claimJobs(prisma, { workerId: 'crashy', limit: 1, leaseMs: LEASE, now: at(0) });
-    expect(await requeueExpiredJobs(prisma, at(31))).toEqual({ requeued: 0, failed: 1 });
+    expect(await requeueExpiredJobs(prisma, at(31))).toMatchObject({ requeued: 0, failed: 1 });
     expect((await getJob(prisma, job.id))?.state).toBe('failed');
   });
 

@@ -1,0 +1,152 @@
+/**
+ * The CRM half of a write-back batch: activities in one batch upsert, then the follow-up drafts
+ * in another, then each call's sync row. A call whose mapping or write fails gets its own error;
+ * the rest of the batch goes on.
+ */
+import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
+import { buildActivity, buildFollowups } from '../mapping/index.js';
+import { listFollowupDrafts, markFollowupsWritten } from '../store/followupRepo.js';
+import { getSyncStatus, transitionSyncStatus } from '../store/syncStatusRepo.js';
+import type { PipelineDeps } from './deps.js';
+import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
+
+export async function writeToCrm(
+  deps: PipelineDeps,
+  writes: PreparedWrite[],
+  results: Map<number, WritebackResult>,
+): Promise<void> {
+  const { db, crmName: crm, clock } = deps;
+  const fail = (w: PreparedWrite, error: unknown) => results.set(w.item.jobId, { kind: 'error', error });
+  const input = (w: PreparedWrite) => ({
+    call: w.call,
+    analysis: w.analysis,
+    followups: w.drafts,
+    lookup: w.lookup,
+    now: clock.now(),
+  });
+
+  // 1. Activities: mark each call writing_back before its first CRM write, so a crash is visible.
+  const activities: ActivityWrite[] = [];
+  let live = writes;
+  for (const w of writes.filter((x) => !x.followupsOnly)) {
+    try {
+      const status = await getSyncStatus(db, w.callId, crm);
+      if (status) await moveTo(deps, status, 'writing_back', 'writing to the CRM');
+      activities.push(await buildActivity(deps.mapping, input(w)));
+    } catch (error) {
+      fail(w, error);
+    }
+  }
+  live = live.filter((w) => !results.has(w.item.jobId));
+  const activityResults = await settleEach(
+    activities.map((a) => a.callId),
+    () => deps.crm.upsertActivities(activities),
+  );
+
+  // 2. Follow-up drafts not yet written, linked to the activity.
+  const followups: FollowupWrite[] = [];
+  for (const w of live) {
+    const written = activityResults.get(w.callId);
+    if (written && !written.ok) {
+      fail(w, written.error);
+      continue;
+    }
+    try {
+      const status = await getSyncStatus(db, w.callId, crm);
+      const activityId = written?.ok ? written.id : (status?.crmActivityId ?? undefined);
+      const pending = new Set(
+        (await listFollowupDrafts(db, w.callId)).filter((d) => d.crmId === null).map((d) => d.draftId),
+      );
+      for (const f of await buildFollowups(deps.mapping, input(w))) {
+        if (pending.has(f.draftId)) followups.push({ ...f, activityId });
+      }
+    } catch (error) {
+      fail(w, error);
+    }
+  }
+  live = live.filter((w) => !results.has(w.item.jobId));
+  const followupResults = await settleEach(
+    followups.map((f) => f.draftId),
+    () => deps.crm.upsertFollowups(followups),
+  );
+
+  // 3. Each call's row.
+  for (const w of live) {
+    try {
+      const mine = followups.filter((f) => f.callId === w.callId);
+      const failed = mine.map((f) => followupResults.get(f.draftId)).find((r) => r && !r.ok);
+      const done = mine.flatMap((f) => {
+        const r = followupResults.get(f.draftId);
+        return r?.ok ? [{ draftId: f.draftId, crmId: r.id }] : [];
+      });
+      await markFollowupsWritten(db, w.callId, done, new Date(clock.now()));
+      if (failed && !failed.ok) {
+        fail(w, failed.error);
+        continue;
+      }
+      await finishCall(
+        deps,
+        w,
+        activityResults.get(w.callId),
+        done.map((d) => d.crmId),
+      );
+      results.set(w.item.jobId, {
+        kind: 'done',
+        detail: w.followupsOnly ? `${done.length} follow-up(s) attached` : 'written back',
+      });
+    } catch (error) {
+      fail(w, error);
+    }
+  }
+}
+
+async function finishCall(
+  deps: PipelineDeps,
+  w: PreparedWrite,
+  written: WriteResult | undefined,
+  followupIds: string[],
+): Promise<void> {
+  const { db, crmName: crm, clock } = deps;
+  const now = new Date(clock.now());
+  const status = await getSyncStatus(db, w.callId, crm);
+  const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followupIds])];
+  if (w.followupsOnly) {
+    await db.syncStatus.update({
+      where: { callId_crm: { callId: w.callId, crm } },
+      data: { crmFollowupIds: allFollowupIds, updatedAt: now },
+    });
+    return;
+  }
+  const activity = written?.ok ? written : undefined;
+  await transitionSyncStatus(db, {
+    callId: w.callId,
+    crm,
+    to: 'written_back',
+    now,
+    detail: activity ? `activity ${activity.id} ${activity.created ? 'created' : 'updated'}` : 'written',
+    set: {
+      writtenBackAt: now,
+      crmActivityId: activity?.id ?? status?.crmActivityId ?? null,
+      crmContactId: w.lookup.contact?.id ?? null,
+      crmCompanyId: w.lookup.company?.id ?? null,
+      crmDealId: w.lookup.deals[0]?.id ?? null,
+      crmFollowupIds: allFollowupIds,
+    },
+  });
+}
+
+/**
+ * Runs one batch write and maps its results by key. If the whole request fails, every key gets
+ * that error (each call then retries or fails on its own).
+ */
+async function settleEach(
+  keys: string[],
+  write: () => Promise<WriteResult[]>,
+): Promise<Map<string, WriteResult>> {
+  if (keys.length === 0) return new Map();
+  try {
+    return new Map((await write()).map((r) => [r.key, r]));
+  } catch (error) {
+    return new Map(keys.map((key) => [key, { key, ok: false as const, error: error as Error }]));
+  }
+}
