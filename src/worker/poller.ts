@@ -8,9 +8,11 @@ import type { Logger } from '../log/logger.js';
 import { releaseLease, tryAcquireLease } from '../store/leaderLease.js';
 import type { Clock } from '../util/clock.js';
 import { discoverCalls, type DiscoverDeps, type DiscoverResult } from './discover.js';
+import { pruneOldRows } from './housekeeping.js';
 
 export const POLLER_LEASE = 'poller';
 export const POLL_CURSOR = 'calls';
+const PRUNE_EVERY_MS = 3_600_000;
 
 export interface PollerOptions {
   schedule: string;
@@ -39,6 +41,7 @@ export function createPoller(
   let renewTimer: unknown;
   let running: Promise<DiscoverResult | null> | null = null;
   let stopped = false;
+  let lastPrune = Number.NEGATIVE_INFINITY;
   const abort = new AbortController();
 
   async function renew(): Promise<boolean> {
@@ -79,6 +82,13 @@ export function createPoller(
     });
     if (result.enqueued > 0) deps.onEnqueued?.();
     logger.debug(result, 'poll finished');
+    // The leader also does the housekeeping, at most hourly.
+    if (clock.now() - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = clock.now();
+      const pruned = await pruneOldRows(deps.db, lastPrune);
+      if (pruned.webhooks + pruned.jobs > 0)
+        logger.info(pruned, 'pruned old webhook deliveries and finished jobs');
+    }
     return result;
   }
 
