@@ -55,7 +55,11 @@ export async function previewCall(
   let lookup = NO_MATCH;
   if (participant?.email) {
     lookup = await source.lookup(
-      { email: participant.email, name: participant.name ?? undefined, company: participant.company ?? undefined },
+      {
+        email: participant.email,
+        name: participant.name ?? undefined,
+        company: participant.company ?? undefined,
+      },
       lookupFields,
       dealRule,
     );

@@ -114,7 +114,8 @@ function onFailure(deps: AttemptLoopDeps, op: Operation, err: unknown, attempt: 
 }
 
 function statusOf(err: unknown): string {
-  if (err instanceof ServiceError) return err.status !== undefined ? String(err.status) : err.code.toLowerCase();
+  if (err instanceof ServiceError)
+    return err.status !== undefined ? String(err.status) : err.code.toLowerCase();
   return 'error';
 }
 
