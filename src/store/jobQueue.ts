@@ -162,6 +162,16 @@ export async function requeueExpiredJobs(
   db: Db,
   now: Date,
 ): Promise<{ requeued: number; failed: number; failedJobs: Pick<JobRecord, 'id' | 'kind' | 'payload'>[] }> {
+  // An expired job whose key has a job queued behind it is superseded by that one (see backToQueue).
+  await db.$executeRaw`
+    WITH superseded AS (
+      UPDATE job r SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = ${now},
+                       last_error = 'lease expired: superseded by a job queued while it ran'
+      WHERE r.state = 'running' AND r.locked_until < ${now} AND r.key IS NOT NULL
+        AND EXISTS (SELECT 1 FROM job q WHERE q.key = r.key AND q.state = 'queued')
+      RETURNING r.key, r.priority)
+    UPDATE job q SET run_at = LEAST(q.run_at, ${now}), priority = GREATEST(q.priority, s.priority)
+    FROM superseded s WHERE q.key = s.key AND q.state = 'queued'`;
   const rows = await db.$queryRaw<{ id: bigint; state: string; kind: string; payload: unknown }[]>`
     UPDATE job SET
       state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
@@ -223,6 +233,23 @@ export async function failJob(
 ): Promise<FailOutcome> {
   const retry = (input.retryable ?? true) && input.job.attempts < input.job.maxAttempts;
   const delay = input.delayMs ?? jobRetryDelayMs(input.job.attempts, input.random);
+  if (retry) {
+    const runAt = new Date(input.now.getTime() + delay);
+    const merged = await backToQueue(db, input.job.id, input.workerId, runAt, input.now, () =>
+      db.job.updateMany({
+        where: { id: BigInt(input.job.id), state: 'running', lockedBy: input.workerId },
+        data: {
+          state: 'queued',
+          runAt,
+          lastError: input.error.slice(0, 2000),
+          lockedBy: null,
+          lockedUntil: null,
+          updatedAt: input.now,
+        },
+      }),
+    );
+    return merged ? 'retrying' : 'lost';
+  }
   const { count } = await db.job.updateMany({
     where: { id: BigInt(input.job.id), state: 'running', lockedBy: input.workerId },
     data: {
@@ -246,16 +273,69 @@ export async function rescheduleJob(
   db: Db,
   input: { id: number; workerId: string; runAt: Date; now: Date },
 ): Promise<boolean> {
-  const { count } = await db.job.updateMany({
-    where: { id: BigInt(input.id), state: 'running', lockedBy: input.workerId },
-    data: {
-      state: 'queued',
-      runAt: input.runAt,
-      attempts: { decrement: 1 },
-      lockedBy: null,
-      lockedUntil: null,
-      updatedAt: input.now,
-    },
-  });
-  return count === 1;
+  return backToQueue(db, input.id, input.workerId, input.runAt, input.now, () =>
+    db.job.updateMany({
+      where: { id: BigInt(input.id), state: 'running', lockedBy: input.workerId },
+      data: {
+        state: 'queued',
+        runAt: input.runAt,
+        attempts: { decrement: 1 },
+        lockedBy: null,
+        lockedUntil: null,
+        updatedAt: input.now,
+      },
+    }),
+  );
+}
+
+/**
+ * Puts a running job back in the queue. When a job with its key was queued meanwhile (work that
+ * arrived while it ran), that one takes over instead: it is newer, and only one job per key may
+ * be queued. It is brought forward to the earlier run time and higher priority, and this one is
+ * closed as superseded. False when this worker no longer held the job.
+ */
+async function backToQueue(
+  db: Db,
+  id: number,
+  workerId: string,
+  runAt: Date,
+  now: Date,
+  requeue: () => Promise<{ count: number }>,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const sibling = await db.$queryRaw<{ id: bigint }[]>`
+      UPDATE job q SET run_at = LEAST(q.run_at, ${runAt}), priority = GREATEST(q.priority, r.priority),
+                       updated_at = ${now}
+      FROM job r
+      WHERE r.id = ${BigInt(id)} AND r.state = 'running' AND r.locked_by = ${workerId}
+        AND r.key IS NOT NULL AND q.key = r.key AND q.state = 'queued' AND q.id <> r.id
+      RETURNING q.id`;
+    if (sibling[0]) {
+      const { count } = await db.job.updateMany({
+        where: { id: BigInt(id), state: 'running', lockedBy: workerId },
+        data: {
+          state: 'done',
+          lastError: `superseded by job ${sibling[0].id}, queued while it ran`,
+          lockedBy: null,
+          lockedUntil: null,
+          updatedAt: now,
+        },
+      });
+      return count === 1;
+    }
+    try {
+      return (await requeue()).count === 1;
+    } catch (err) {
+      // A sibling was queued between the check and the update: take the superseding path.
+      if (!isUniqueViolation(err)) throw err;
+    }
+  }
+  throw new Error(`job ${id}: could not put it back in the queue`);
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; cause?: { code?: string } };
+  return (
+    e.code === 'P2002' || e.code === '23505' || e.cause?.code === '23505' || /unique/i.test(e.message ?? '')
+  );
 }

@@ -80,6 +80,53 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
     expect(next?.id).toBe(c.id);
   });
 
+  it('a job going back to the queue yields to one queued behind it (reschedule, retry, lease expiry)', async () => {
+    const { prisma } = get().db;
+    for (const [n, putBack] of [
+      [1, (id: number) => rescheduleJob(prisma, { id, workerId: 'w1', runAt: at(500), now: at(12) })],
+      [
+        2,
+        (id: number) =>
+          failJob(prisma, {
+            job: { id, attempts: 1, maxAttempts: 8 },
+            workerId: 'w1',
+            error: 'x',
+            now: at(12),
+          }),
+      ],
+      [3, () => requeueExpiredJobs(prisma, at(10 + LEASE / 1000 + 1))],
+    ] as const) {
+      const key = `sup:${n}`;
+      const first = await enqueueJob(prisma, {
+        kind: 'k',
+        key,
+        priority: JOB_PRIORITY.writeback,
+        now: at(10),
+      });
+      const [claimed] = await claimJobs(prisma, {
+        workerId: 'w1',
+        limit: 1,
+        kinds: ['k'],
+        leaseMs: LEASE,
+        now: at(10),
+      });
+      expect(claimed?.id).toBe(first.id);
+      const second = await enqueueJob(prisma, {
+        kind: 'k',
+        key,
+        priority: JOB_PRIORITY.backfill,
+        runAt: at(900),
+        now: at(11),
+      });
+      expect(second.created).toBe(true);
+      await putBack(first.id);
+      const rows = await prisma.job.findMany({ where: { key }, orderBy: { id: 'asc' } });
+      expect(rows.map((r) => r.state)).toEqual(['done', 'queued']);
+      expect(rows[1]?.priority).toBe(JOB_PRIORITY.writeback);
+      expect(rows[1]!.runAt.getTime()).toBeLessThan(at(900).getTime());
+    }
+  });
+
   it('claims due jobs by priority then run_at, each once, with a lease', async () => {
     const { prisma } = get().db;
     const backfill = await enqueueJob(prisma, { kind: 'k', priority: JOB_PRIORITY.backfill, now: at(0) });
