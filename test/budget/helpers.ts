@@ -1,6 +1,9 @@
 import { FakeClock } from '../../src/util/fakeClock.js';
 import type { Priority } from '../../src/budget/types.js';
 
+// The sandbox's seeded mulberry32, so every random run can be replayed from its seed.
+export { seededRandom } from '../../src/sandbox/service/rng.js';
+
 /**
  * FakeClock lets a fixed number of microtask rounds run between timers; a chain of grants through
  * p-queue can be longer. This clock knows its next due timer, so `runFor` moves from timer to
@@ -36,18 +39,6 @@ export class TestClock extends FakeClock {
     await this.advance(end - this.now());
     await settle();
   }
-}
-
-/** mulberry32: a small seeded generator, so every random run can be replayed from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export interface Start {

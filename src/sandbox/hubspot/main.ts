@@ -1,3 +1,4 @@
+import { runUntilSignal } from '../runUntilSignal.js';
 import { startHubSpotSandbox } from './index.js';
 
 /** `crm-sync sandbox hubspot`: serves the sandbox until SIGINT/SIGTERM. */
@@ -8,14 +9,5 @@ export async function runHubSpotSandbox(opts: Record<string, string>): Promise<v
   // The sandbox token is a local stand-in, printed so the operator can configure crm-sync with it.
   console.log(`hubspot sandbox listening on ${sandbox.url} (token ${sandbox.accessToken})`);
   console.log(`oauth client id ${sandbox.oauth.clientId} (secret and refresh token: the sandbox defaults)`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  await sandbox.close();
+  await runUntilSignal(sandbox);
 }

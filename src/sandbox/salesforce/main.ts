@@ -1,3 +1,4 @@
+import { runUntilSignal } from '../runUntilSignal.js';
 import { startSalesforceSandbox } from './index.js';
 
 /** `crm-sync sandbox salesforce`: serves until SIGINT/SIGTERM. */
@@ -8,14 +9,5 @@ export async function runSalesforceSandbox(opts: Record<string, string | undefin
   const sandbox = await startSalesforceSandbox({ port, host: opts.host ?? '127.0.0.1' });
   // The sandbox's own throwaway token, printed so a local worker can be pointed at it.
   console.log(`salesforce sandbox listening on ${sandbox.url} (token ${sandbox.accessToken})`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  await sandbox.close();
+  await runUntilSignal(sandbox);
 }

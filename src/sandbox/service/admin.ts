@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PlanLimits } from '../../budget/plans.js';
 import { parseReplayRequest, selectReplay } from './events.js';
 import { mergeFaults } from './faults.js';
-import { parseJson, readBody, sendError, sendJson } from './http.js';
+import { readJsonBody, sendError, sendJson, type JsonBodyRules } from './http.js';
 import type { CallLifecycle } from './lifecycle.js';
 import { RETRY_AFTER_FORMATS, type RetryAfterFormat } from './retryAfter.js';
 import type { Random } from './rng.js';
@@ -21,7 +21,11 @@ export interface AdminDeps {
   random: Random;
 }
 
-const MAX_ADMIN_BODY = 1024 * 1024;
+/** Admin bodies are not held to a JSON content type, unlike the API's. */
+const ADMIN_BODY: JsonBodyRules = {
+  maxBytes: 1024 * 1024,
+  tooLargeMessage: 'admin bodies are limited to 1 MiB',
+};
 const STATIC_ROUTES = [
   'POST calls',
   'GET counters',
@@ -38,7 +42,7 @@ export function createAdminHandler(deps: AdminDeps) {
   return async (req: IncomingMessage, res: ServerResponse, parts: string[], url: URL): Promise<void> => {
     const method = req.method ?? 'GET';
     const id = parts[1];
-    const body = method === 'POST' ? await readAdminBody(req, res) : { value: undefined };
+    const body = method === 'POST' ? await readJsonBody(req, res, ADMIN_BODY) : { value: undefined };
     if (!body) return;
     const { state } = deps;
     const literal = `${method} ${parts.join('/')}`;
@@ -111,23 +115,6 @@ export function createAdminHandler(deps: AdminDeps) {
         return sendError(res, 404, 'not_found', 'no such admin route');
     }
   };
-}
-
-async function readAdminBody(
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<{ value: unknown } | undefined> {
-  const body = await readBody(req, MAX_ADMIN_BODY);
-  if (!body.ok) {
-    sendError(res, 413, 'payload_too_large', 'admin bodies are limited to 1 MiB');
-    return undefined;
-  }
-  const parsed = parseJson(body.text);
-  if (!parsed.ok) {
-    sendError(res, 400, 'invalid_json', 'the body is not valid JSON');
-    return undefined;
-  }
-  return { value: parsed.value };
 }
 
 function parseCreateCall(value: unknown): { id?: string; participant?: Participant } | string {

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../../util/clock.js';
 import type { FollowupRequestBody } from './content.js';
-import { parseJson, readBody, sendError, sendJson } from './http.js';
+import { readBody, readJsonBody, sendError, sendJson } from './http.js';
 import type { CallLifecycle } from './lifecycle.js';
 import { listPage, parseListQuery } from './listing.js';
 import { computeMetrics, parseMetricsQuery } from './metrics.js';
@@ -156,30 +156,16 @@ export async function streamRecording(
   );
 }
 
-/** Reads and parses a JSON body: answers 413/415/400 itself and returns undefined then. */
-async function readJsonBody(request: ApiRequest, maxBytes: number): Promise<{ value: unknown } | undefined> {
-  const { req, res } = request;
-  const body = await readBody(req, maxBytes);
-  if (!body.ok) {
-    if (body.reason === 'too_large')
-      sendError(res, 413, 'payload_too_large', `the body is over ${maxBytes} bytes`);
-    return undefined;
-  }
-  const type = req.headers['content-type'] ?? '';
-  if (body.text.trim() !== '' && !/\bjson\b/i.test(type)) {
-    sendError(res, 415, 'unsupported_media_type', 'send the body as Content-Type: application/json');
-    return undefined;
-  }
-  const parsed = parseJson(body.text);
-  if (!parsed.ok) {
-    sendError(res, 400, 'invalid_json', 'the body is not valid JSON');
-    return undefined;
-  }
-  return { value: parsed.value };
+function readApiJsonBody(request: ApiRequest, maxBytes: number): Promise<{ value: unknown } | undefined> {
+  return readJsonBody(request.req, request.res, {
+    maxBytes,
+    tooLargeMessage: `the body is over ${maxBytes} bytes`,
+    requireJsonType: true,
+  });
 }
 
 async function postContext(deps: ApiDeps, request: ApiRequest, call: CallRecord): Promise<void> {
-  const body = await readJsonBody(request, MAX_CONTEXT_BYTES);
+  const body = await readApiJsonBody(request, MAX_CONTEXT_BYTES);
   if (!body) return;
   const problem = validateContext(body.value);
   if (problem) return sendError(request.res, 422, 'invalid_context', problem);
@@ -188,7 +174,7 @@ async function postContext(deps: ApiDeps, request: ApiRequest, call: CallRecord)
 }
 
 async function postFollowups(deps: ApiDeps, request: ApiRequest, call: CallRecord): Promise<void> {
-  const body = await readJsonBody(request, MAX_FOLLOWUP_BYTES);
+  const body = await readApiJsonBody(request, MAX_FOLLOWUP_BYTES);
   if (!body) return;
   const checked = validateFollowupRequest(body.value);
   if (typeof checked === 'string') return sendError(request.res, 422, 'invalid_followup_request', checked);

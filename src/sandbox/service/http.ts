@@ -69,6 +69,41 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
   }
 }
 
+export interface JsonBodyRules {
+  maxBytes: number;
+  /** The 413 message. */
+  tooLargeMessage: string;
+  /** Answer 415 to a non-empty body sent without a JSON content type. */
+  requireJsonType?: boolean;
+}
+
+/**
+ * Reads and parses a JSON body: answers 413/415/400 itself and returns undefined then (also on a
+ * client that went away, which nothing can answer).
+ */
+export async function readJsonBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  rules: JsonBodyRules,
+): Promise<{ value: unknown } | undefined> {
+  const body = await readBody(req, rules.maxBytes);
+  if (!body.ok) {
+    if (body.reason === 'too_large') sendError(res, 413, 'payload_too_large', rules.tooLargeMessage);
+    return undefined;
+  }
+  const type = req.headers['content-type'] ?? '';
+  if (rules.requireJsonType && body.text.trim() !== '' && !/\bjson\b/i.test(type)) {
+    sendError(res, 415, 'unsupported_media_type', 'send the body as Content-Type: application/json');
+    return undefined;
+  }
+  const parsed = parseJson(body.text);
+  if (!parsed.ok) {
+    sendError(res, 400, 'invalid_json', 'the body is not valid JSON');
+    return undefined;
+  }
+  return { value: parsed.value };
+}
+
 export function splitPath(pathname: string): string[] | null {
   try {
     return pathname

@@ -55,6 +55,23 @@ export function parseTimestamp(value: string): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/** Optional timestamp parameters, each read into its key (`{ from: 'fromMs' }`); absent ones are left out. */
+export function parseTimestampParams<K extends string>(
+  params: URLSearchParams,
+  keys: Readonly<Record<string, K>>,
+): ParseResult<Partial<Record<K, number>>> {
+  const value: Partial<Record<K, number>> = {};
+  for (const [name, key] of Object.entries(keys)) {
+    const text = params.get(name);
+    if (text === null) continue;
+    const ms = parseTimestamp(text);
+    if (ms === null)
+      return { ok: false, code: 'invalid_parameter', message: `${name} must be an ISO 8601 timestamp` };
+    value[key] = ms;
+  }
+  return { ok: true, value };
+}
+
 export function parseListQuery(params: URLSearchParams): ParseResult<ListQuery> {
   const limitText = params.get('limit');
   let limit = DEFAULT_LIMIT;
@@ -69,18 +86,12 @@ export function parseListQuery(params: URLSearchParams): ParseResult<ListQuery> 
   if (rawCursor !== null && cursor === null) {
     return { ok: false, code: 'invalid_cursor', message: 'cursor is not one this API issued' };
   }
-  const query: ListQuery = { limit, cursor, rawCursor };
-  for (const [name, key] of [
-    ['created_after', 'createdAfterMs'],
-    ['created_before', 'createdBeforeMs'],
-  ] as const) {
-    const text = params.get(name);
-    if (text === null) continue;
-    const ms = parseTimestamp(text);
-    if (ms === null)
-      return { ok: false, code: 'invalid_parameter', message: `${name} must be an ISO 8601 timestamp` };
-    query[key] = ms;
-  }
+  const dates = parseTimestampParams(params, {
+    created_after: 'createdAfterMs',
+    created_before: 'createdBeforeMs',
+  });
+  if (!dates.ok) return dates;
+  const query: ListQuery = { limit, cursor, rawCursor, ...dates.value };
   const status = params.get('status');
   if (status) query.status = status;
   return { ok: true, value: query };

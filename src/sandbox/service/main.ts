@@ -4,6 +4,7 @@
  */
 import { PLAN_NAMES, type PlanName } from '../../budget/plans.js';
 import { startServiceSandbox } from './index.js';
+import { runUntilSignal } from '../runUntilSignal.js';
 
 const DEFAULT_API_KEY = 'sandbox-key';
 
@@ -42,15 +43,6 @@ export async function runServiceSandbox(opts: Record<string, string>): Promise<v
   console.log(`service sandbox listening on ${sandbox.url} (plan ${plan}, ${keyNote})`);
   console.log(`admin API at ${sandbox.url}/_admin (counters, calls, faults, webhooks/replay, config)`);
 
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  await sandbox.close();
+  await runUntilSignal(sandbox);
   console.log('service sandbox stopped');
 }

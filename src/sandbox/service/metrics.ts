@@ -2,7 +2,7 @@
  * `GET /v1/metrics?from=&to=&group_by=`: CONTRACT.md treats the answer as opaque JSON, so this is
  * one plausible shape: totals over calls created in [from, to), optionally grouped.
  */
-import { parseTimestamp, type ParseResult } from './listing.js';
+import { parseTimestampParams, type ParseResult } from './listing.js';
 import type { CallRecord } from './types.js';
 
 export const GROUP_BY = ['day', 'week', 'platform', 'methodology', 'status'] as const;
@@ -25,18 +25,9 @@ export interface MetricsTotals {
 }
 
 export function parseMetricsQuery(params: URLSearchParams): ParseResult<MetricsQuery> {
-  const query: MetricsQuery = {};
-  for (const [name, key] of [
-    ['from', 'fromMs'],
-    ['to', 'toMs'],
-  ] as const) {
-    const text = params.get(name);
-    if (text === null) continue;
-    const ms = parseTimestamp(text);
-    if (ms === null)
-      return { ok: false, code: 'invalid_parameter', message: `${name} must be an ISO 8601 timestamp` };
-    query[key] = ms;
-  }
+  const dates = parseTimestampParams(params, { from: 'fromMs', to: 'toMs' });
+  if (!dates.ok) return dates;
+  const query: MetricsQuery = { ...dates.value };
   const groupBy = params.get('group_by');
   if (groupBy !== null) {
     if (!(GROUP_BY as readonly string[]).includes(groupBy)) {

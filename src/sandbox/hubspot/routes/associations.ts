@@ -29,6 +29,15 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
       label: typeId === 1 || typeId === 5 ? 'Primary' : null,
     }));
 
+  /** The batch routes' path types (checked first) and their inputs, refused past the input cap. */
+  const batchRequest = <I>(params: { from: string; to: string }, body: { inputs?: I[] } | undefined) => {
+    const from = objectType(params.from);
+    const to = objectType(params.to);
+    const inputs = body?.inputs ?? [];
+    if (inputs.length > MAX_ASSOCIATION_INPUTS) throw validationError('Too many inputs');
+    return { from, to, inputs };
+  };
+
   app.get<{
     Params: { from: string; id: string; to: string };
     Querystring: { limit?: string; after?: string };
@@ -49,10 +58,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   app.post<{ Params: { from: string; to: string }; Body: { inputs?: { id?: string; after?: string }[] } }>(
     '/crm/v4/associations/:from/:to/batch/read',
     async (req, reply) => {
-      const from = objectType(req.params.from);
-      const to = objectType(req.params.to);
-      const inputs = req.body?.inputs ?? [];
-      if (inputs.length > MAX_ASSOCIATION_INPUTS) throw validationError('Too many inputs');
+      const { from, to, inputs } = batchRequest(req.params, req.body);
       const results: unknown[] = [];
       const errors: unknown[] = [];
       for (const input of inputs) {
@@ -113,10 +119,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
     Params: { from: string; to: string };
     Body: { inputs?: { from?: { id?: string }; to?: { id?: string }; types?: TypeSpec[] }[] };
   }>('/crm/v4/associations/:from/:to/batch/create', async (req, reply) => {
-    const from = objectType(req.params.from);
-    const to = objectType(req.params.to);
-    const inputs = req.body?.inputs ?? [];
-    if (inputs.length > MAX_ASSOCIATION_INPUTS) throw validationError('Too many inputs');
+    const { from, to, inputs } = batchRequest(req.params, req.body);
     const results: unknown[] = [];
     const errors: unknown[] = [];
     for (const input of inputs) {
