@@ -21,6 +21,7 @@ import { migrate } from '../store/migrations.js';
 import { countSyncStatusByState } from '../store/syncStatusRepo.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
+import { closeHttp } from './closeHttp.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
@@ -201,7 +202,7 @@ export async function startWorker(
       stop(drainMs = 20_000) {
         stopping ??= (async () => {
           logger.info('stopping: no new work; draining running jobs');
-          await http.close();
+          await closeHttp(http, clock);
           await poller.stop();
           await runner.stop(drainMs);
           await budget.close().catch(() => undefined);

@@ -1,0 +1,268 @@
+/**
+ * The worker benchmark: the real worker against the in-process Service and HubSpot sandboxes,
+ * printed as one table.
+ *   1. context-push latency while a backfill saturates the `sales` budget (target p95 < 1.5 s),
+ *      and while a backfill runs with no Service limit (embedded and PostgreSQL);
+ *   2. Service requests per synced call, webhook path and backfill path;
+ *   3. calls synced per minute at the `sales` and `team` limits and with no Service limit;
+ *   4. webhook acks per second and p99 through the receiver and the database inbox, embedded and
+ *      PostgreSQL (target p99 < 50 ms);
+ *   5. the worker's peak memory (child process) while 10,000 calls wait.
+ *
+ *   npm run bench -- [--quick] [--only 1,3] [--ack-seconds 3] [--memory-jobs 10000] [--verbose]
+ *                    [--strict]   (exit 1 when a target is missed; a section that throws always does)
+ *
+ * PostgreSQL: a scratch database on DATABASE_URL / TEST_DATABASE_URL, else on
+ * postgresql://postgres@127.0.0.1:5432/test when it answers (skipped otherwise); dropped after.
+ * Rows 1-3 run on the embedded database (the default deployment) unless they say otherwise.
+ * About 6 minutes in full on 2 cores; --quick about 2.
+ */
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { formatTable } from '../src/util/table.js';
+import { embeddedDatabase, scratchPostgres, type BenchDatabase } from './worker/databases.js';
+import { benchLogger, PLANS } from './worker/harness.js';
+import { benchLiveLatency } from './worker/liveLatency.js';
+import { benchWorkerMemory } from './worker/memory.js';
+import { benchBackfillThroughput, benchWebhookPath, endpointBreakdown } from './worker/throughput.js';
+import { benchDbAcks } from './worker/webhookAcks.js';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'ack-seconds': { type: 'string' },
+    'memory-jobs': { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+    strict: { type: 'boolean', default: false },
+  },
+});
+
+const quick = args.quick;
+const only = new Set((args.only ?? '1,2,3,4,5').split(',').map((s) => s.trim()));
+const logger = benchLogger(args.verbose);
+/** Full sizes keep the whole run near 6 minutes on 2 cores; --quick is a smoke run of about 1.5. */
+const SIZES = quick
+  ? {
+      backfill: 60,
+      live: 4,
+      spacingMs: 1_000,
+      warmupMs: 5_000,
+      fastBackfill: 100,
+      fastLive: 4,
+      webhookCalls: 5,
+      sales: 4,
+      team: 6,
+      none: 20,
+    }
+  : // The warm-up is a full minute: only then is the plan's 60 s window full of backfill.
+    {
+      backfill: 300,
+      live: 20,
+      spacingMs: 2_000,
+      warmupMs: 60_000,
+      fastBackfill: 600,
+      fastLive: 15,
+      webhookCalls: 20,
+      sales: 20,
+      team: 40,
+      none: 200,
+    };
+const ackSeconds = Number(args['ack-seconds'] ?? (quick ? 1 : 3));
+const memoryJobs = Number(args['memory-jobs'] ?? (quick ? 1_000 : 10_000));
+const memorySeconds = quick ? 5 : 10;
+
+type Row = [metric: string, value: string, target: string, result: string, notes: string];
+const rows: Row[] = [];
+const ms = (n: number) => `${Math.round(n)} ms`;
+const verdict = (ok: boolean) => (ok ? 'pass' : 'FAIL');
+const started = Date.now();
+const progress = (text: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${text}`);
+
+async function liveLatencyRows(): Promise<void> {
+  progress(
+    `1: live context latency (${SIZES.live} live calls, ${SIZES.backfill} backfill calls, sales plan)`,
+  );
+  const r = await benchLiveLatency({
+    backfillCalls: SIZES.backfill,
+    liveCalls: SIZES.live,
+    spacingMs: SIZES.spacingMs,
+    warmupMs: SIZES.warmupMs,
+    logger,
+  });
+  rows.push([
+    'context push p50 / p95, sales, backfill saturating',
+    `${ms(r.p50Ms)} / ${ms(r.p95Ms)}`,
+    'p95 < 1500 ms',
+    verdict(r.p95Ms < 1_500 && r.missing === 0),
+    `${r.latenciesMs.length} live calls, max ${ms(r.maxMs)}, ${r.missing} missing; ≈${r.requestsPerMinute.toFixed(0)} req/min of 60 meanwhile, ${r.backfillQueuedAtEnd} backfill jobs still queued, ${r.rejected429} 429s; event loop delay p99 ${ms(r.loopDelayP99Ms)}, max ${ms(r.loopDelayMaxMs)} (start-up included)`,
+  ]);
+  // The same with no Service limit: the backfill runs flat out, so the database is busiest and the
+  // Service sends a followup.generated webhook per draft the backfill asks for.
+  const fast = async (db: BenchDatabase) => {
+    progress(
+      `1: live context latency (${SIZES.fastLive} live calls, ${SIZES.fastBackfill} backfill, no limit, ${db.name})`,
+    );
+    const f = await benchLiveLatency({
+      plan: PLANS.none,
+      backfillCalls: SIZES.fastBackfill,
+      liveCalls: SIZES.fastLive,
+      spacingMs: 700,
+      warmupMs: 3_000,
+      databaseUrl: db.databaseUrl,
+      logger,
+    });
+    rows.push([
+      `context push p50 / p95, no limit, backfill running (${db.name})`,
+      `${ms(f.p50Ms)} / ${ms(f.p95Ms)}`,
+      'p95 < 1500 ms',
+      verdict(f.p95Ms < 1_500 && f.missing === 0),
+      `${f.latenciesMs.length} live calls from 3 s after start, max ${ms(f.maxMs)}, ${f.missing} missing; ${f.backfillQueuedAtEnd} backfill jobs still queued; event loop delay p99 ${ms(f.loopDelayP99Ms)}, max ${ms(f.loopDelayMaxMs)} (start-up included)`,
+    ]);
+  };
+  const embedded = embeddedDatabase();
+  try {
+    await fast(embedded);
+  } finally {
+    await embedded.drop();
+  }
+  const skipped = await withPostgres(fast);
+  if (skipped) rows.push(['context push, no limit (PostgreSQL)', '-', 'p95 < 1500 ms', 'skipped', skipped]);
+}
+
+async function requestsAndThroughputRows(): Promise<void> {
+  if (only.has('2')) {
+    progress(`2: webhook path (${SIZES.webhookCalls} live calls, no limit)`);
+    const w = await benchWebhookPath(PLANS.none, SIZES.webhookCalls, { logger, timeoutMs: 120_000 });
+    const polls = w.byEndpoint['GET /v1/calls'] ?? 0;
+    rows.push([
+      'Service requests per synced call, webhook path',
+      ((w.requests - polls) / Math.max(1, w.written)).toFixed(2),
+      '-',
+      w.written === w.calls ? 'ok' : `FAIL (${w.written}/${w.calls} synced)`,
+      `per call: ${endpointBreakdown({ ...w.byEndpoint, 'GET /v1/calls': 0 }, w.written)}; plus ${polls} list request(s) (key check, polls) in ${w.seconds.toFixed(0)} s`,
+    ]);
+  }
+  const plans = [
+    [PLANS.sales, SIZES.sales],
+    [PLANS.team, SIZES.team],
+    [PLANS.none, SIZES.none],
+  ] as const;
+  for (const [plan, calls] of plans) {
+    if (!only.has('3') && !(only.has('2') && plan === PLANS.none)) continue;
+    progress(`3: backfill of ${calls} calls, ${plan.label}`);
+    const r = await benchBackfillThroughput(plan, calls, { logger, timeoutMs: 240_000 });
+    const complete = r.written === calls && !r.timedOut;
+    if (plan === PLANS.none && only.has('2')) {
+      rows.push([
+        'Service requests per synced call, backfill path',
+        r.requestsPerCall.toFixed(2),
+        '-',
+        complete ? 'ok' : `FAIL (${r.written}/${calls} synced)`,
+        `per call: ${endpointBreakdown(r.byEndpoint, r.written)} (list = pages, key check, polls)`,
+      ]);
+    }
+    if (!only.has('3')) continue;
+    const ceiling = plan.limits.ratePerMinute / r.requestsPerCall;
+    rows.push([
+      `calls synced per minute, ${plan.label} (${calls} calls)`,
+      r.callsPerMinute.toFixed(1),
+      '-',
+      complete ? 'ok' : `FAIL (${r.written}/${calls} synced)`,
+      `${r.seconds.toFixed(1)} s from start; ${plan === PLANS.none ? 'Service unlimited' : `plan ceiling ≈ ${ceiling.toFixed(1)}`}; peak ${r.maxInAnyMinute} Service req in 60 s, ${r.rejected429} 429s; ${(r.crmRequests / Math.max(1, r.written)).toFixed(2)} HubSpot req per call`,
+    ]);
+  }
+}
+
+async function withPostgres(fn: (db: BenchDatabase) => Promise<void>): Promise<string | null> {
+  const pg = await scratchPostgres();
+  if ('skipped' in pg) return pg.skipped;
+  try {
+    await fn(pg);
+  } finally {
+    await pg.drop();
+  }
+  return null;
+}
+
+async function ackRows(): Promise<void> {
+  const run = async (db: BenchDatabase) => {
+    progress(`4: webhook acks, ${db.name}, ${ackSeconds} s per level`);
+    for (const r of await benchDbAcks(db, { seconds: ackSeconds, concurrency: [1, 16] })) {
+      rows.push([
+        `webhook acks/s, ${r.database}, ${r.concurrency} concurrent`,
+        `${Math.round(r.acksPerSecond)}/s, p99 ${r.p99Ms.toFixed(1)} ms`,
+        'p99 < 50 ms',
+        verdict(r.p99Ms < 50 && r.failures === 0),
+        `p50 ${r.p50Ms.toFixed(1)} ms, max ${r.maxMs.toFixed(0)} ms, ${r.acks} acks, ${r.failures} failures`,
+      ]);
+    }
+  };
+  const embedded = embeddedDatabase();
+  try {
+    await run(embedded);
+  } finally {
+    await embedded.drop();
+  }
+  const skipped = await withPostgres(run);
+  if (skipped) rows.push(['webhook acks/s, PostgreSQL', '-', 'p99 < 50 ms', 'skipped', skipped]);
+}
+
+async function memoryRow(): Promise<void> {
+  const run = async (db: BenchDatabase) => {
+    progress(`5: worker memory, ${memoryJobs} calls waiting, ${db.name}, child process`);
+    const r = await benchWorkerMemory(db, { jobs: memoryJobs, seconds: memorySeconds });
+    rows.push([
+      `worker peak memory, ${r.jobs} calls waiting (${r.database})`,
+      `RSS ${r.peakRssMb.toFixed(0)} MB, heap ${r.peakHeapUsedMb.toFixed(0)} MB`,
+      '-',
+      r.waitingAtEnd > 0 ? 'ok' : 'FAIL (nothing waited)',
+      `VmHWM ${r.vmHwmMb?.toFixed(0) ?? '?'} MB; at start RSS ${r.firstRssMb.toFixed(0)} MB, heap ${r.firstHeapUsedMb.toFixed(0)} MB; ${r.samples} samples over ${memorySeconds} s; ${r.waitingAtEnd} still queued`,
+    ]);
+  };
+  const embedded = embeddedDatabase();
+  try {
+    await run(embedded);
+  } finally {
+    await embedded.drop();
+  }
+  const skipped = await withPostgres(run);
+  if (skipped) rows.push(['worker peak memory (PostgreSQL)', '-', '-', 'skipped', skipped]);
+}
+
+async function main(): Promise<void> {
+  const sections: [boolean, string, () => Promise<void>][] = [
+    [only.has('1'), 'context push latency', liveLatencyRows],
+    [only.has('2') || only.has('3'), 'requests per call / throughput', requestsAndThroughputRows],
+    [only.has('4'), 'webhook acks', ackRows],
+    [only.has('5'), 'worker memory', memoryRow],
+  ];
+  for (const [wanted, name, run] of sections) {
+    if (!wanted) continue;
+    // One broken section (say, a database that refuses a migration) still leaves the others' rows.
+    try {
+      await run();
+    } catch (err) {
+      console.error(err);
+      rows.push([
+        name,
+        '-',
+        '-',
+        'ERROR',
+        ((err as Error).message ?? String(err)).split('\n')[0]!.slice(0, 160),
+      ]);
+    }
+  }
+  const cpus = os.cpus();
+  console.log(
+    `\ncrm-sync worker benchmark${quick ? ' (--quick)' : ''}: node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, load average ${os.loadavg()[0]!.toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+  );
+  console.log(formatTable(['metric', 'value', 'target', 'result', 'notes'], rows));
+  if (rows.some((r) => r[3] === 'ERROR')) process.exitCode = 1;
+  if (args.strict && rows.some((r) => r[3].startsWith('FAIL'))) process.exitCode = 1;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

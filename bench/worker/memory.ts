@@ -1,0 +1,144 @@
+/**
+ * The worker's memory while many calls wait: `jobs` write-back jobs are queued directly (as a
+ * backfill would queue them, lowest priority, each carrying its call) for calls the Service sandbox
+ * holds, then the real binary (`crm-sync start`, run by tsx) starts as a child process on the
+ * `sales` plan, so the calls wait on the budget. Its /metrics is sampled (process_resident_memory_bytes,
+ * nodejs_heap_size_used_bytes) and, on Linux, its peak RSS is read from /proc (VmHWM) at the end.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { rawConfigSchema } from '../../src/config/schema.js';
+import { JOB_PRIORITY, writebackJobKey } from '../../src/pipelines/jobs.js';
+import { inTransaction, openDatabase } from '../../src/store/database.js';
+import { enqueueJob } from '../../src/store/jobQueue.js';
+import { migrate } from '../../src/store/migrations.js';
+import type { BenchDatabase } from './databases.js';
+import { PLANS, REPO_ROOT, startSandboxes, workerEnv, type Env, type Sandboxes } from './harness.js';
+
+export interface MemoryResult {
+  database: BenchDatabase['name'];
+  jobs: number;
+  /** Jobs still queued when sampling ended. */
+  waitingAtEnd: number;
+  samples: number;
+  peakRssMb: number;
+  peakHeapUsedMb: number;
+  /** The kernel's high-water mark of the child's RSS (null off Linux). */
+  vmHwmMb: number | null;
+  /** RSS and heap at the first sample, just after start. */
+  firstRssMb: number;
+  firstHeapUsedMb: number;
+}
+
+const MB = 1024 * 1024;
+
+async function queueWriteBacks(sb: Sandboxes, target: BenchDatabase, jobs: number): Promise<void> {
+  const database = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir });
+  try {
+    await migrate(database);
+    const calls = sb.svc.state.calls().slice(0, jobs);
+    const now = new Date();
+    for (let i = 0; i < calls.length; i += 500) {
+      await inTransaction(database.prisma, async (tx) => {
+        for (const record of calls.slice(i, i + 500)) {
+          const call = sb.svc.state.callJson(record.id);
+          await enqueueJob(tx, {
+            kind: 'writeback',
+            key: writebackJobKey(record.id),
+            payload: { callId: record.id, reason: 'backfill', call },
+            priority: JOB_PRIORITY.backfill,
+            now,
+          });
+        }
+      });
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+/** The environment of this process without any crm-sync setting, plus `env`. */
+function childEnv(env: Env): NodeJS.ProcessEnv {
+  const known = new Set(Object.keys(rawConfigSchema.shape));
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !known.has(k)));
+  return { ...base, ...env };
+}
+
+function startChild(env: Env): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'start', '--drain-seconds', '2'],
+    {
+      cwd: REPO_ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve({ child, url: match[1]! });
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before listening: ${out}`)));
+  });
+}
+
+function metric(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+function vmHwmMb(pid: number | undefined): number | null {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? null : Number(kb) / 1024;
+  } catch {
+    return null;
+  }
+}
+
+export async function benchWorkerMemory(
+  target: BenchDatabase,
+  options: { jobs: number; seconds: number },
+): Promise<MemoryResult> {
+  const plan = PLANS.sales;
+  const sb = await startSandboxes(plan, { seedCalls: options.jobs });
+  try {
+    await queueWriteBacks(sb, target, options.jobs);
+    const env = workerEnv(sb, plan, { dataDir: target.dataDir, databaseUrl: target.databaseUrl });
+    const { child, url } = await startChild(env);
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      const rss: number[] = [];
+      const heap: number[] = [];
+      const end = Date.now() + options.seconds * 1000;
+      while (Date.now() < end) {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        rss.push(metric(text, 'process_resident_memory_bytes') ?? Number.NaN);
+        heap.push(metric(text, 'nodejs_heap_size_used_bytes') ?? Number.NaN);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const status = (await (await fetch(`${url}/status`)).json()) as {
+        jobs: { byState: Record<string, number> };
+      };
+      return {
+        database: target.name,
+        jobs: options.jobs,
+        waitingAtEnd: status.jobs.byState.queued ?? 0,
+        samples: rss.length,
+        peakRssMb: Math.max(...rss) / MB,
+        peakHeapUsedMb: Math.max(...heap) / MB,
+        vmHwmMb: vmHwmMb(child.pid),
+        firstRssMb: (rss[0] ?? Number.NaN) / MB,
+        firstHeapUsedMb: (heap[0] ?? Number.NaN) / MB,
+      };
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  } finally {
+    await sb.close();
+  }
+}
