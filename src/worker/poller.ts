@@ -96,7 +96,9 @@ export function createPoller(
     // One walk at a time: a slow walk (budget saturated) is not stacked on by the next tick.
     running ??= pollOnce()
       .catch((err: unknown) => {
-        logger.warn({ err }, 'poll failed; next tick will try again');
+        // A walk cut short by stop() is expected, not a failure.
+        if (stopped) logger.debug({ err }, 'poll stopped');
+        else logger.warn({ err }, 'poll failed; next tick will try again');
         return null;
       })
       .finally(() => {
