@@ -47,28 +47,59 @@ export interface InboxDelivery {
   callId: string | null;
   rawBody: string;
   receivedAt: Date;
+  /**
+   * When the caller routes the event in the same transaction, it is stored as 'processed' at
+   * once (one statement fewer on the webhook's critical path).
+   */
+  processedAt?: Date | undefined;
+}
+
+interface InboxRowRaw {
+  id: bigint;
+  event_id: string | null;
+  type: string | null;
+  call_id: string | null;
+  raw_body: string;
+  signature_ok: boolean;
+  received_at: Date;
+  processed_at: Date | null;
+  outcome: string;
+  reject_reason: string | null;
 }
 
 /**
- * Stores a verified delivery once. The first delivery of an event id is 'accepted'
- * (`duplicate: false`); a later one is recorded as 'duplicate' and returns the original row.
+ * Stores a verified delivery once. The first delivery of an event id is 'accepted' (or
+ * 'processed', see `processedAt`) with `duplicate: false`; a later one is recorded as 'duplicate'
+ * and returns the original row.
  */
 export async function insertWebhookOnce(
   db: Db,
   delivery: InboxDelivery,
 ): Promise<{ duplicate: boolean; record: WebhookInboxRecord }> {
+  const outcome = delivery.processedAt ? 'processed' : 'accepted';
   // ON CONFLICT names the partial unique index by its columns and predicate.
-  const inserted = await db.$queryRaw<{ id: bigint }[]>`
-    INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, outcome)
+  const inserted = await db.$queryRaw<InboxRowRaw[]>`
+    INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, processed_at, outcome)
     VALUES (${delivery.eventId}, ${delivery.type}, ${delivery.callId}, ${delivery.rawBody}, true,
-            ${delivery.receivedAt}, 'accepted')
+            ${delivery.receivedAt}, ${delivery.processedAt ?? null}, ${outcome})
     ON CONFLICT (event_id) WHERE outcome IN ('accepted', 'processed', 'failed') DO NOTHING
-    RETURNING id`;
-  const id = inserted[0]?.id;
-  if (id !== undefined) {
+    RETURNING *`;
+  const row = inserted[0];
+  if (row) {
     return {
       duplicate: false,
-      record: toWebhookInbox(await db.webhookInbox.findUniqueOrThrow({ where: { id } })),
+      record: toWebhookInbox({
+        id: row.id,
+        eventId: row.event_id,
+        type: row.type,
+        callId: row.call_id,
+        rawBody: row.raw_body,
+        signatureOk: row.signature_ok,
+        receivedAt: row.received_at,
+        processedAt: row.processed_at,
+        outcome: row.outcome,
+        rejectReason: row.reject_reason,
+      }),
     };
   }
   await db.webhookInbox.create({

@@ -14,7 +14,7 @@ import { inTransaction, type Db } from '../store/database.js';
 import { saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { upsertDiscovered } from '../store/syncStatusRepo.js';
-import { insertWebhookOnce, markWebhookProcessed, recordRejectedWebhook } from '../store/webhookInboxRepo.js';
+import { insertWebhookOnce, recordRejectedWebhook } from '../store/webhookInboxRepo.js';
 import { refreshQueuedCall } from './queuedCall.js';
 
 export function createDbInbox(deps: {
@@ -48,6 +48,8 @@ export function createDbInbox(deps: {
           callId: event.data.call_id,
           rawBody: e.rawBody,
           receivedAt,
+          // Routing (below, same transaction) is the inbox's whole job: stored as processed.
+          processedAt: receivedAt,
         });
         if (stored.duplicate) return true;
         const call = (event.data.call ?? null) as Call | null;
@@ -73,8 +75,6 @@ export function createDbInbox(deps: {
           });
           if (!created) await refreshQueuedCall(tx, id, job);
         }
-        // Routing is the inbox's whole job: the event is processed once its jobs are queued.
-        await markWebhookProcessed(tx, stored.record.id, receivedAt);
         return false;
       });
       if (!duplicate && jobs.length > 0) deps.onEnqueued?.(new Set(jobs.map((j) => j.kind)));
