@@ -3,6 +3,7 @@ import { CrmDailyLimitError, CrmRejectedError, CrmTransientError } from '../../s
 import { createSalesforceAdapter, type SalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { ActivityWrite, CrmLookup } from '../../src/crm/types.js';
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
 import { adminPost, adminRecords, FIELDS, requestCounts, sandboxConfig, testJwtKeys } from './helpers.js';
 
 let sb: SalesforceSandbox;
@@ -233,6 +234,20 @@ describe('Salesforce write-back', () => {
       CrmDailyLimitError,
     );
     expect((await requestCounts(sb)).total).toBe(before);
+  });
+
+  it('recovers from REQUEST_LIMIT_EXCEEDED once the hold has passed: the retried write lands once', async () => {
+    const clock = new FakeClock(Date.now());
+    const held = createSalesforceAdapter({ config: sandboxConfig(sb), clock });
+    await adminPost(sb, 'faults', { kind: 'request_limit', method: 'PATCH' });
+    const err = await held.upsertActivities([callWrite('call-9')]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmDailyLimitError);
+    // The worker waits out retryAfterMs (the job is rescheduled), then tries again.
+    await clock.advance((err as CrmDailyLimitError).retryAfterMs + 1);
+    const [result] = await held.upsertActivities([callWrite('call-9')]);
+    expect(result).toMatchObject({ ok: true, created: true });
+    const tasks = (await adminRecords(sb, 'Task')).filter((t) => t.CrmSync_Call_Id__c === 'call-9');
+    expect(tasks).toHaveLength(1);
   });
 
   it('keeps a reserve of the org allowance: stops once Sforce-Limit-Info shows it reached', async () => {
