@@ -11,16 +11,12 @@
  * PostgreSQL: DATABASE_URL or TEST_DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/test if
  * it answers. A scratch database (crm_sync_bench_<random>) is created there and dropped after.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { InMemorySlotLedger } from '../src/budget/ledger.js';
 import type { SlotLedger, SlotRequest } from '../src/budget/types.js';
 import { openDatabase, type Database } from '../src/store/database.js';
+import { embeddedDatabase, scratchPostgres, type BenchDatabase } from './worker/databases.js';
 import { createDbSlotLedger } from '../src/store/dbSlotLedger.js';
 import { claimJobs, completeJob, enqueueJob } from '../src/store/jobQueue.js';
 import { migrate } from '../src/store/migrations.js';
@@ -36,52 +32,6 @@ const { values } = parseArgs({
 const JOBS = Number(values.jobs);
 const ACQUIRES = Number(values.acquires);
 const STEP_MS = Number(values['step-ms']);
-const DEFAULT_PG = 'postgresql://postgres@127.0.0.1:5432/test';
-
-interface Target {
-  name: string;
-  open(): Promise<Database>;
-  cleanup(): Promise<void>;
-}
-
-function embeddedTarget(): Target {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'crm-sync-bench-'));
-  return {
-    name: 'embedded (PGlite)',
-    open: () => openDatabase({ dataDir: dir }),
-    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
-
-async function postgresTarget(): Promise<Target | null> {
-  const explicit = process.env.DATABASE_URL?.trim() || process.env.TEST_DATABASE_URL?.trim();
-  const adminUrl = explicit || DEFAULT_PG;
-  const name = `crm_sync_bench_${randomBytes(4).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2_000 });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  try {
-    await admin(`CREATE DATABASE ${name}`);
-  } catch (err) {
-    if (explicit) throw err;
-    console.warn(`PostgreSQL skipped: ${DEFAULT_PG} did not answer (${(err as Error).message})`);
-    return null;
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    name: 'PostgreSQL',
-    open: () => openDatabase({ databaseUrl: url.toString(), dataDir: os.tmpdir() }),
-    cleanup: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
-  };
-}
-
 /** Enqueues JOBS jobs one statement each; returns jobs per second. */
 async function enqueueRate(db: Database, kind: string): Promise<number> {
   const now = new Date(Date.now() - 1_000);
@@ -149,34 +99,37 @@ async function acquireLatency(ledger: SlotLedger): Promise<{ mean: number; p95: 
 }
 
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
+const label = (t: BenchDatabase) => (t.name === 'embedded' ? 'embedded (PGlite)' : t.name);
 
 async function main(): Promise<void> {
-  const targets = [embeddedTarget(), await postgresTarget()].filter((t): t is Target => t !== null);
+  const pgTarget = await scratchPostgres();
+  if ('skipped' in pgTarget) console.warn(`PostgreSQL skipped: ${pgTarget.skipped}`);
+  const targets: BenchDatabase[] = [embeddedDatabase(), ...('skipped' in pgTarget ? [] : [pgTarget])];
   const jobRows: (string | number)[][] = [];
   const ledgerRows: (string | number)[][] = [];
   const memory = await acquireLatency(new InMemorySlotLedger());
   ledgerRows.push(['in-memory', fmt(memory.mean, 3), fmt(memory.p95, 3), '-']);
 
   for (const target of targets) {
-    const db = await target.open();
+    const db = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir });
     try {
       await migrate(db);
       const enqueue = await enqueueRate(db, 'one');
       const one = await drainRate(db, 'one', 1);
       await enqueueRate(db, 'four');
       const four = await drainRate(db, 'four', 4);
-      jobRows.push([target.name, fmt(enqueue), fmt(one), fmt(four)]);
+      jobRows.push([label(target), fmt(enqueue), fmt(one), fmt(four)]);
 
       const dbLedger = await acquireLatency(createDbSlotLedger({ db: db.prisma, ledger: 'bench' }));
       ledgerRows.push([
-        target.name,
+        label(target),
         fmt(dbLedger.mean, 3),
         fmt(dbLedger.p95, 3),
         fmt(dbLedger.mean - memory.mean, 3),
       ]);
     } finally {
       await db.close();
-      await target.cleanup();
+      await target.drop();
     }
   }
 
