@@ -4,6 +4,8 @@
  * CRM-neutral. Field names inside `properties` are the CRM's own (e.g. `hs_call_title`,
  * `CrmSync_Score_Overall__c`); the mapping files (config/mappings/) decide them.
  */
+import type { MatchDecision } from './match/types.js';
+
 export type CrmName = 'hubspot' | 'salesforce';
 
 export interface Participant {
@@ -33,6 +35,8 @@ export interface CrmLookup {
   /** Owner of the contact (or of the company when there is no contact). */
   owner: CrmRecord | null;
   matchedBy: MatchedBy;
+  /** Why these records: each rule's choice, the candidates that lost and why (src/crm/match/). */
+  decision?: MatchDecision | undefined;
 }
 
 /** Which CRM properties the lookup must read for each record type (from the mapping file). */

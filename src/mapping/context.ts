@@ -13,15 +13,21 @@ export async function buildContext(mapping: Mapping, input: ContextInput): Promi
   const callId = input.call.id;
   const doc = baseDocument(input.call, input.lookup);
   const bindings = timeBindings(input.now);
-  const contact = await evaluateFields(mapping.context.contact, doc, bindings, callId);
-  const company = await evaluateFields(mapping.context.company, doc, bindings, callId);
-  const custom = await evaluateFields(mapping.context.custom, doc, bindings, callId);
+  const contact = await evaluateFields(mapping.context.contact, doc, bindings, callId, input.warnings);
+  const company = await evaluateFields(mapping.context.company, doc, bindings, callId, input.warnings);
+  const custom = await evaluateFields(mapping.context.custom, doc, bindings, callId, input.warnings);
   const missing = [...contact.missing, ...company.missing, ...custom.missing];
   const deals: Record<string, unknown>[] = [];
   const dealDocs = (doc.lookup as { deals: unknown[] }).deals.slice(0, mapping.dealRule.limit);
   if (mapping.context.deals.length > 0) {
     for (const deal of dealDocs) {
-      const result = await evaluateFields(mapping.context.deals, { ...doc, deal }, bindings, callId);
+      const result = await evaluateFields(
+        mapping.context.deals,
+        { ...doc, deal },
+        bindings,
+        callId,
+        input.warnings,
+      );
       missing.push(...result.missing.filter((f) => !missing.includes(f)));
       deals.push(result.values);
     }

@@ -122,7 +122,7 @@ export function coerce(value: unknown, type: ValueType | undefined): Coerced {
   if (type === 'number') {
     const n = typeof value === 'boolean' ? Number(value) : toNumber(value);
     return n === null
-      ? { ok: false, message: `expected a number, got ${JSON.stringify(value)?.slice(0, 60)}` }
+      ? { ok: false, message: `expected a number, got ${kindOf(value)}` }
       : { ok: true, value: n };
   }
   if (typeof value === 'boolean') return { ok: true, value };
@@ -130,7 +130,14 @@ export function coerce(value: unknown, type: ValueType | undefined): Coerced {
   const text = stringify(value).trim().toLowerCase();
   if (['true', 'yes', '1', 'y'].includes(text)) return { ok: true, value: true };
   if (['false', 'no', '0', 'n'].includes(text)) return { ok: true, value: false };
-  return { ok: false, message: `expected true or false, got ${JSON.stringify(value)?.slice(0, 60)}` };
+  return { ok: false, message: `expected true or false, got ${kindOf(value)}` };
+}
+
+/** What a value is, without the value itself: it may be personal data, and messages end up in logs. */
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'string') return `text of ${value.length} character(s)`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** Text for any value: arrays joined with ", ", objects as JSON. */

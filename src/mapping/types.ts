@@ -80,6 +80,8 @@ export interface ContextInput {
   lookup: CrmLookup;
   /** Epoch ms for JSONata's $now()/$millis(); the real time when absent. */
   now?: number | undefined;
+  /** Collects a warning for each optional field that failed and was left out. */
+  warnings?: string[] | undefined;
 }
 
 export interface WritebackInput {
@@ -89,4 +91,6 @@ export interface WritebackInput {
   followups: FollowupDraftInput[];
   lookup: CrmLookup;
   now?: number | undefined;
+  /** Collects a warning for each optional field that failed and was left out. */
+  warnings?: string[] | undefined;
 }

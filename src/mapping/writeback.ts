@@ -1,5 +1,12 @@
 import type { ActivityLinks, ActivityWrite, CrmLookup, FollowupWrite } from '../crm/types.js';
-import { baseDocument, evaluateFields, requiredMissing, timeBindings, type Doc } from './evaluate.js';
+import {
+  baseDocument,
+  evaluateFields,
+  requiredMissing,
+  timeBindings,
+  withoutEmpty,
+  type Doc,
+} from './evaluate.js';
 import { stringify } from './transforms.js';
 import type { CompiledField, Mapping, WritebackInput } from './types.js';
 
@@ -24,7 +31,12 @@ export async function buildFollowups(mapping: Mapping, input: WritebackInput): P
   const base = writebackDocument(input);
   const writes: FollowupWrite[] = [];
   for (const draft of input.followups) {
-    const properties = await evaluateProperties(mapping, target.fields, { ...base, followup: draft }, input);
+    const properties = await evaluateProperties(
+      mapping,
+      target.fields,
+      { ...base, followup: withoutEmpty(draft) },
+      input,
+    );
     properties[target.idField] = draft.id;
     writes.push({
       callId: input.call.id,
@@ -51,8 +63,8 @@ export function linksOf(lookup: CrmLookup): ActivityLinks {
 function writebackDocument(input: WritebackInput): Doc {
   return {
     ...baseDocument(input.call, input.lookup),
-    analysis: input.analysis ?? undefined,
-    followups: input.followups,
+    analysis: withoutEmpty(input.analysis ?? undefined),
+    followups: withoutEmpty(input.followups),
   };
 }
 
@@ -62,7 +74,7 @@ async function evaluateProperties(
   doc: Doc,
   input: WritebackInput,
 ): Promise<Properties> {
-  const result = await evaluateFields(fields, doc, timeBindings(input.now), input.call.id);
+  const result = await evaluateFields(fields, doc, timeBindings(input.now), input.call.id, input.warnings);
   if (result.missing.length > 0) throw requiredMissing(mapping.file, input.call.id, result.missing);
   const properties: Properties = {};
   for (const [name, value] of Object.entries(result.values)) {

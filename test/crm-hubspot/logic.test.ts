@@ -7,13 +7,11 @@ import {
   CrmRejectedError,
   CrmTransientError,
 } from '../../src/crm/errors.js';
-import { chooseDeals } from '../../src/crm/hubspot/dealRule.js';
 import { toCrmError } from '../../src/crm/hubspot/errorMap.js';
 import { emailDomain, isFreeMailDomain } from '../../src/crm/hubspot/freemail.js';
 import { RequestGate } from '../../src/crm/hubspot/gate.js';
 import { decideRetry, DEFAULT_RETRY_POLICY } from '../../src/crm/hubspot/retry.js';
 import { toHubSpotProperties, truncate } from '../../src/crm/hubspot/values.js';
-import type { CrmRecord } from '../../src/crm/types.js';
 import { sleep } from '../../src/util/clock.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 
@@ -151,32 +149,7 @@ describe('RequestGate (fake clock)', () => {
   });
 });
 
-describe('deal choice, values and free-mail', () => {
-  const deal = (id: string, props: Record<string, unknown>): CrmRecord => ({
-    type: 'deal',
-    id,
-    properties: props,
-  });
-  it('keeps open deals only and orders by close date, ties by last modified, undated last', () => {
-    const deals = [
-      deal('1', { dealstage: 'closedwon', closedate: '2026-01-01' }),
-      deal('2', { closedate: '2026-02-01', hs_lastmodifieddate: '2026-01-01' }),
-      deal('3', { closedate: '2026-02-01', hs_lastmodifieddate: '2026-01-05' }),
-      deal('4', { hs_lastmodifieddate: '2026-01-09' }),
-      deal('5', { closedate: '2026-01-15', hs_is_closed: 'true' }),
-      deal('6', { closedate: String(Date.UTC(2026, 0, 20)) }),
-    ];
-    expect(chooseDeals(deals, { orderBy: 'close_date_asc', limit: 10 }).map((d) => d.id)).toEqual([
-      '6',
-      '3',
-      '2',
-      '4',
-    ]);
-    expect(chooseDeals(deals, { orderBy: 'last_modified_desc', limit: 2 }).map((d) => d.id)).toEqual([
-      '4',
-      '3',
-    ]);
-  });
+describe('values and free-mail', () => {
   it('sends strings, clears with "", and cuts long text without splitting a character', () => {
     expect(toHubSpotProperties({ a: 1.5, b: true, c: null, d: NaN })).toEqual({
       a: '1.5',

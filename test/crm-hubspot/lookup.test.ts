@@ -80,7 +80,7 @@ describe('HubSpot adapter lookup (real SDK against the sandbox)', () => {
 
   it('never matches a free-mail domain to a company, even one with that domain', async () => {
     const r = await adapter.lookup({ email: 'sam@gmail.com' }, FIELDS);
-    expect(r).toEqual({ contact: null, company: null, deals: [], owner: null, matchedBy: 'none' });
+    expect(r).toMatchObject({ contact: null, company: null, deals: [], owner: null, matchedBy: 'none' });
     expect(counts(sb)['POST /crm/v3/objects/companies/search'] ?? 0).toBe(0);
   });
 
@@ -99,6 +99,6 @@ describe('HubSpot adapter lookup (real SDK against the sandbox)', () => {
 
   it('reports nothing for an unknown person at an unknown domain', async () => {
     const r = await adapter.lookup({ email: 'nobody@nowhere.example' }, FIELDS);
-    expect(r).toEqual({ contact: null, company: null, deals: [], owner: null, matchedBy: 'none' });
+    expect(r).toMatchObject({ contact: null, company: null, deals: [], owner: null, matchedBy: 'none' });
   });
 });

@@ -80,7 +80,7 @@ describe('Salesforce lookup', () => {
 
   it('never matches an account by a free-mail domain', async () => {
     const found = await adapter.lookup({ email: 'sam@gmail.com' }, FIELDS);
-    expect(found).toEqual({ contact: null, company: null, deals: [], owner: null, matchedBy: 'none' });
+    expect(found).toMatchObject({ contact: null, company: null, deals: [], owner: null, matchedBy: 'none' });
     const counts = (await requestCounts(sb)).counts;
     expect(counts[`GET ${QUERY}`]).toBe(2); // contact and lead only: no account search by gmail.com
   });

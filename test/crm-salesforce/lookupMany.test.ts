@@ -75,12 +75,12 @@ describe('Salesforce lookupMany', () => {
     expect(many.get('someone@bigco.example')?.matchedBy).toBe('none');
     expect(many.get('x@gen3.example')?.company?.properties.Name).toBe('Gen Co 3');
     expect(many.get('queued@leads.example')?.owner).toBeNull();
-  });
+  }, 120_000);
 
   it('matches lookup without owner fields and with another rule, on the whole population', async () => {
     const people = populate(sb);
     await expectSameAsLookup(people, { orderBy: 'amount_desc', limit: 3 }, { ...FIELDS, owner: [] });
-  });
+  }, 120_000);
 
   it('reads a hundred participants in at most six queries', async () => {
     const people = populate(sb).slice(0, 100);

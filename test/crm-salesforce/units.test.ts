@@ -15,7 +15,6 @@ import { toCrmError } from '../../src/crm/salesforce/errors.js';
 import { isFreeMailDomain } from '../../src/crm/salesforce/freemail.js';
 import { signJwtAssertion } from '../../src/crm/salesforce/jwt.js';
 import {
-  domainMatchesWebsite,
   emailDomain,
   selectList,
   soqlField,
@@ -23,6 +22,7 @@ import {
   soqlString,
 } from '../../src/crm/salesforce/soql.js';
 import { proxyResolver } from '../../src/crm/salesforce/transport.js';
+import { websiteMatchesDomain } from '../../src/crm/match/decide.js';
 import { parseSoql } from '../../src/sandbox/salesforce/soql.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { testJwtKeys } from './helpers.js';
@@ -63,10 +63,10 @@ describe('SOQL text', () => {
   it('matches email domains to websites by host, never the other way round', () => {
     expect(emailDomain('Bob.Smith@ACME.example')).toBe('acme.example');
     expect(emailDomain('no-at-sign')).toBeUndefined();
-    expect(domainMatchesWebsite('initech.example', 'https://www.initech.example/about')).toBe(true);
-    expect(domainMatchesWebsite('acme.example', 'shop.acme.example')).toBe(true);
-    expect(domainMatchesWebsite('acme.example', 'notacme.example')).toBe(false);
-    expect(domainMatchesWebsite('uk.acme.example', 'acme.example')).toBe(false);
+    expect(websiteMatchesDomain('initech.example', 'https://www.initech.example/about')).toBe(true);
+    expect(websiteMatchesDomain('acme.example', 'shop.acme.example')).toBe(true);
+    expect(websiteMatchesDomain('acme.example', 'notacme.example')).toBe(false);
+    expect(websiteMatchesDomain('uk.acme.example', 'acme.example')).toBe(false);
     expect(isFreeMailDomain('GMail.com')).toBe(true);
     expect(isFreeMailDomain('acme.example')).toBe(false);
   });

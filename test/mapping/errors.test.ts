@@ -248,10 +248,10 @@ describe('errors for one call', () => {
     });
   });
 
-  it('an expression failing at run time, or a value of the wrong type, names the field', async () => {
+  it('a required field failing at run time, or of the wrong type, fails the call naming the field', async () => {
     const { dir } = configWith(
       'hubspot',
-      [...lines, '      hs_call_title: { source: call.platform + 1 }'].join('\n'),
+      [...lines, '      hs_call_title: { source: call.platform + 1, required: true }'].join('\n'),
     );
     const input = { call: call(), analysis: analysis(), followups: [], lookup: lookupFor('hubspot') };
     const err = await buildActivity(loadMappings(dir, 'hubspot'), input).catch((e: unknown) => e);
@@ -266,10 +266,42 @@ describe('errors for one call', () => {
 
     const typed = configWith(
       'hubspot',
-      [...lines, '      crmsync_score_overall: { source: call.platform, type: number }'].join('\n'),
+      [...lines, '      crmsync_score_overall: { source: call.platform, type: number, required: true }'].join(
+        '\n',
+      ),
     );
     await expect(buildActivity(loadMappings(typed.dir, 'hubspot'), input)).rejects.toThrow(
-      'call call_01HZX4: writeback.activity.fields.crmsync_score_overall: expected a number, got "zoom"',
+      'call call_01HZX4: writeback.activity.fields.crmsync_score_overall: expected a number, got text of 4 character(s)',
     );
+  });
+
+  it('an optional field that fails is left out with a warning, and the rest is written', async () => {
+    const { dir } = configWith(
+      'hubspot',
+      [
+        ...lines,
+        '      hs_call_title: { source: call.platform + 1 }',
+        '      crmsync_score_overall: { source: call.platform, type: number }',
+        '      hs_call_status: { source: "\'COMPLETED\'" }',
+      ].join('\n'),
+    );
+    const warnings: string[] = [];
+    const input = {
+      call: call(),
+      analysis: analysis(),
+      followups: [],
+      lookup: lookupFor('hubspot'),
+      warnings,
+    };
+    const activity = await buildActivity(loadMappings(dir, 'hubspot'), input);
+    expect(activity.properties).toMatchObject({ hs_call_status: 'COMPLETED' });
+    expect(activity.properties).not.toHaveProperty('hs_call_title');
+    expect(activity.properties).not.toHaveProperty('crmsync_score_overall');
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^MAPPING_FIELD_SKIPPED: writeback\.activity\.fields\.hs_call_title: The left side/,
+      ),
+      'MAPPING_FIELD_SKIPPED: writeback.activity.fields.crmsync_score_overall: expected a number, got text of 4 character(s)',
+    ]);
   });
 });

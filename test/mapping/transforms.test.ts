@@ -73,7 +73,10 @@ describe('transforms', () => {
   it('coerces types, keeps empties null and reports what does not convert', () => {
     expect(coerce('42', 'number')).toEqual({ ok: true, value: 42 });
     expect(coerce(true, 'number')).toEqual({ ok: true, value: 1 });
-    expect(coerce('abc', 'number')).toEqual({ ok: false, message: 'expected a number, got "abc"' });
+    expect(coerce('abc', 'number')).toEqual({
+      ok: false,
+      message: 'expected a number, got text of 3 character(s)',
+    });
     expect(coerce(1845000, 'string')).toEqual({ ok: true, value: '1845000' });
     expect(coerce(['a', 'b'], 'string')).toEqual({ ok: true, value: 'a, b' });
     expect(coerce('Yes', 'boolean')).toEqual({ ok: true, value: true });

@@ -11,8 +11,8 @@ import {
 } from '../types.js';
 import { TokenSource, type HubSpotCredentials, type RefreshFn, type TokenGrant } from './auth.js';
 import { RequestGate, type GateOptions } from './gate.js';
-import { lookupParticipant } from './lookup.js';
-import { lookupParticipants } from './lookupMany.js';
+import { matchParticipants } from '../match/run.js';
+import { hubSpotCandidates } from './candidates.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { createRunner } from './runner.js';
 import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.js';
@@ -94,12 +94,13 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
   return {
     name: 'hubspot',
 
-    lookup(participant, fields, rule = DEFAULT_DEAL_RULE) {
-      return lookupParticipant(run, participant, fields, rule);
+    async lookup(participant, fields, rule = DEFAULT_DEAL_RULE) {
+      const found = await matchParticipants(hubSpotCandidates(run, fields), [participant], rule);
+      return [...found.values()][0]!;
     },
 
     lookupMany(participants, fields, rule = DEFAULT_DEAL_RULE) {
-      return lookupParticipants(run, participants, fields, rule);
+      return matchParticipants(hubSpotCandidates(run, fields), participants, rule);
     },
 
     async upsertActivities(writes: ActivityWrite[]) {

@@ -1,13 +1,15 @@
+import { CrmNotFoundError } from '../errors.js';
 import type { CrmRecord } from '../types.js';
-import { BATCH_READ_MAX, ownerRecord, readOwner } from './lookup.js';
 import type { Runner } from './runner.js';
-import type { SdkObject } from './sdk.js';
+import type { OwnerInfo, SdkObject } from './sdk.js';
 
 /**
  * The batched reads behind `lookupMany`: searches with `IN`, v4 association batch reads, object
  * batch reads and the owner list. Each helper pages and chunks to HubSpot's limits itself.
  */
 
+/** Records per batch read (HubSpot's batch endpoints take 100 inputs). */
+export const BATCH_READ_MAX = 100;
 /** Values per `IN` filter. HubSpot's docs name no maximum; 100 matches its batch endpoints. */
 export const IN_MAX_VALUES = 100;
 /** Search results per page (HubSpot's maximum since September 2024). */
@@ -164,4 +166,30 @@ export async function readOwners(
 
 function dedupeGroups(groups: SearchGroup[]): SearchGroup[] {
   return [...new Map(groups.map((g) => [g.key, g])).values()];
+}
+
+export async function readOwner(
+  run: Runner,
+  ownerId: string | undefined,
+  fields: string[],
+): Promise<CrmRecord | null> {
+  if (!ownerId) return null;
+  try {
+    return ownerRecord(await run('read owner', (api) => api.owner(ownerId)), fields);
+  } catch (e) {
+    if (e instanceof CrmNotFoundError) return null; // owner deactivated or removed
+    throw e;
+  }
+}
+
+/** An owner as a record, with the asked-for fields (all of them when none are named). */
+export function ownerRecord(o: OwnerInfo, fields: string[]): CrmRecord {
+  const all: Record<string, unknown> = {
+    email: o.email,
+    firstName: o.firstName,
+    lastName: o.lastName,
+    userId: o.userId,
+  };
+  const properties = fields.length === 0 ? all : Object.fromEntries(fields.map((f) => [f, all[f] ?? null]));
+  return { type: 'owner', id: o.id, properties };
 }

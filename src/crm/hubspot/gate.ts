@@ -88,7 +88,9 @@ export class RequestGate {
     // Someone else sharing the app used the window up: wait it out rather than draw a 429.
     if (remaining === 0) this.pauseUntil(this.clock.now() + this.windowMs);
     this.dailyLimit = num('daily') ?? this.dailyLimit;
-    this.dailyRemaining = num('daily-remaining') ?? this.dailyRemaining;
+    // The header counts requests HubSpot has answered; the others still in flight will use some too.
+    const daily = num('daily-remaining');
+    if (daily !== undefined) this.dailyRemaining = daily - Math.max(0, this.inFlight - 1);
   }
 
   usage(): CrmUsage {

@@ -3,5 +3,5 @@ export type { HubSpotCredentials, TokenGrant, RefreshFn } from './auth.js';
 export type { GateOptions } from './gate.js';
 export type { RetryPolicy } from './retry.js';
 export { FREE_MAIL_DOMAINS, emailDomain, isFreeMailDomain } from './freemail.js';
-export { chooseDeals, isOpenDeal } from './dealRule.js';
+export { isOpenDeal } from './dealRule.js';
 export { toCrmError } from './errorMap.js';

@@ -2,13 +2,13 @@ import type { SalesforceConfig } from '../../config/config.js';
 import { silentLogger, type Logger } from '../../log/logger.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError } from '../errors.js';
-import type { CrmAdapter } from '../types.js';
+import { DEFAULT_DEAL_RULE, type CrmAdapter } from '../types.js';
 import { ApiBudget, DEFAULT_BUDGET, type ApiBudgetOptions } from './budget.js';
 import type { SalesforceContext } from './context.js';
 import { DescribeCache } from './describe.js';
 import { toCrmError } from './errors.js';
-import { lookupParticipant } from './lookup.js';
-import { lookupParticipants } from './lookupMany.js';
+import { matchParticipants } from '../match/run.js';
+import { salesforceCandidates } from './candidates.js';
 import { createSession, type AuthMode } from './session.js';
 import { verifySalesforceSetup } from './setup.js';
 import { ControlledTransport, proxyResolver } from './transport.js';
@@ -112,8 +112,12 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
   return {
     name: 'salesforce',
     authMode: session.mode,
-    lookup: (participant, fields, rule) => lookupParticipant(ctx, participant, fields, rule),
-    lookupMany: (participants, fields, rule) => lookupParticipants(ctx, participants, fields, rule),
+    lookup: async (participant, fields, rule = DEFAULT_DEAL_RULE) => {
+      const found = await matchParticipants(salesforceCandidates(ctx, fields), [participant], rule);
+      return [...found.values()][0]!;
+    },
+    lookupMany: (participants, fields, rule = DEFAULT_DEAL_RULE) =>
+      matchParticipants(salesforceCandidates(ctx, fields), participants, rule),
     upsertActivities: (writes) => upsertActivities(ctx, writes, keys, known),
     upsertFollowups: (writes) => upsertFollowups(ctx, writes, keys, known),
     verifySetup: (required, options) => {

@@ -88,24 +88,3 @@ export function emailDomain(email: string): string | undefined {
       : '';
   return /^[a-z0-9.-]+\.[a-z0-9-]+$/.test(domain) ? domain : undefined;
 }
-
-/** The host of an account's Website as typed by people: `https://www.acme.example/about` → acme.example. */
-export function websiteHost(website: string): string {
-  return website
-    .trim()
-    .toLowerCase()
-    .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
-    .replace(/[/?#].*$/, '')
-    .replace(/:\d+$/, '')
-    .replace(/^www\./, '')
-    .replace(/\.$/, '');
-}
-
-/**
- * Whether an email domain belongs to a website: the same host, or the website is a subdomain of
- * it (shop.acme.example for acme.example). Not the reverse: the LIKE query cannot find those.
- */
-export function domainMatchesWebsite(domain: string, website: string): boolean {
-  const host = websiteHost(website);
-  return host !== '' && (host === domain || host.endsWith(`.${domain}`));
-}
