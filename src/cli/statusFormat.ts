@@ -1,4 +1,6 @@
 /** Renders the status snapshot and one call's history for a terminal. Pure. */
+import { formatDecision } from '../crm/match/format.js';
+import type { MatchDecision } from '../crm/match/types.js';
 import type { StatusSnapshot } from '../worker/status.js';
 import { formatTable } from '../util/table.js';
 
@@ -61,7 +63,7 @@ export interface CallView {
 }
 
 export function formatCall(view: CallView): string {
-  const s = view.status;
+  const { matchDecision, warnings, ...s } = view.status;
   const fields = Object.entries(s)
     .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0))
     .map(([k, v]) => [k, v instanceof Date ? v.toISOString() : Array.isArray(v) ? v.join(', ') : String(v)]);
@@ -71,8 +73,13 @@ export function formatCall(view: CallView): string {
     h.toState,
     (h.detail ?? '').slice(0, 100),
   ]);
+  const list = Array.isArray(warnings) ? (warnings as string[]) : [];
   return [
     formatTable(['field', 'value'], fields),
+    '',
+    'Why these CRM records',
+    matchDecision ? formatDecision(matchDecision as MatchDecision) : '(not recorded)',
+    ...(list.length > 0 ? ['', 'Warnings', ...list.map((w) => `- ${w}`)] : []),
     '',
     'History',
     formatTable(['at', 'from', 'to', 'detail'], history),

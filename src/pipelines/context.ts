@@ -4,7 +4,12 @@
  * webhook carried the call (the push itself), two when it did not.
  */
 import { buildContext } from '../mapping/index.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
+import {
+  getSyncStatus,
+  mergeWarnings,
+  transitionSyncStatus,
+  upsertDiscovered,
+} from '../store/syncStatusRepo.js';
 import { callFactsOf, FINISHED_STATUSES } from './callFacts.js';
 import type { PipelineDeps } from './deps.js';
 import type { ContextJobPayload } from './jobs.js';
@@ -34,7 +39,8 @@ export async function runContextJob(deps: PipelineDeps, payload: ContextJobPaylo
     name: call.participant?.name ?? undefined,
     company: call.participant?.company ?? undefined,
   });
-  const body = await buildContext(deps.mapping, { call, lookup, now: clock.now() });
+  const warnings: string[] = [];
+  const body = await buildContext(deps.mapping, { call, lookup, now: clock.now(), warnings });
   await deps.service.pushContext(callId, body as Parameters<typeof deps.service.pushContext>[1], {
     priority: 'live',
   });
@@ -55,11 +61,15 @@ export async function runContextJob(deps: PipelineDeps, payload: ContextJobPaylo
       crmContactId: lookup.contact?.id ?? null,
       crmCompanyId: lookup.company?.id ?? null,
       crmDealId: lookup.deals[0]?.id ?? null,
+      matchDecision: lookup.decision,
+      warnings: mergeWarnings(record.warnings, warnings),
     },
   }).catch((err: unknown) => {
     // The write-back moved the call on meanwhile; the push still happened, which is all that counts.
     if ((err as { code?: string }).code !== 'SYNC_STALE_STATE') throw err;
   });
+  if (warnings.length > 0)
+    deps.logger.warn({ callId, warnings }, 'context pushed without some optional fields');
   deps.logger.info({ callId, matchedBy: lookup.matchedBy }, 'context pushed');
   return 'pushed';
 }

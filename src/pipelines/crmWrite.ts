@@ -6,7 +6,7 @@
 import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
 import { buildActivity, buildFollowups } from '../mapping/index.js';
 import { listFollowupDrafts, markFollowupsWritten } from '../store/followupRepo.js';
-import { getSyncStatus, transitionSyncStatus } from '../store/syncStatusRepo.js';
+import { getSyncStatus, mergeWarnings, transitionSyncStatus } from '../store/syncStatusRepo.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
 
@@ -23,6 +23,7 @@ export async function writeToCrm(
     followups: w.drafts,
     lookup: w.lookup,
     now: clock.now(),
+    warnings: w.warnings,
   });
 
   // 1. Activities: mark each call writing_back before its first CRM write, so a crash is visible.
@@ -113,7 +114,11 @@ async function finishCall(
   if (w.followupsOnly) {
     await db.syncStatus.update({
       where: { callId_crm: { callId: w.callId, crm } },
-      data: { crmFollowupIds: allFollowupIds, updatedAt: now },
+      data: {
+        crmFollowupIds: allFollowupIds,
+        warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
+        updatedAt: now,
+      },
     });
     return;
   }
@@ -131,8 +136,13 @@ async function finishCall(
       crmCompanyId: w.lookup.company?.id ?? null,
       crmDealId: w.lookup.deals[0]?.id ?? null,
       crmFollowupIds: allFollowupIds,
+      matchDecision: w.lookup.decision,
+      warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
     },
   });
+  if (w.warnings.length > 0) {
+    deps.logger.warn({ callId: w.callId, warnings: w.warnings }, 'written back without some optional fields');
+  }
 }
 
 /**

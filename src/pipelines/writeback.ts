@@ -50,6 +50,8 @@ export interface PreparedWrite {
   drafts: DraftInput[];
   /** The activity is already written; only drafts that arrived since are to be written. */
   followupsOnly: boolean;
+  /** Optional mapped fields left out of this write, for the call's warnings. */
+  warnings: string[];
 }
 
 type Prepared = { kind: 'result'; result: WritebackResult } | ({ kind: 'write' } & PreparedWrite);
@@ -142,7 +144,7 @@ async function prepare(deps: PipelineDeps, item: WritebackItem): Promise<Prepare
     await saveFollowupDrafts(db, callId, generated as DraftInput[], now());
     drafts = generated as DraftInput[];
   }
-  return { kind: 'write', item, callId, call, analysis, lookup, drafts, followupsOnly };
+  return { kind: 'write', item, callId, call, analysis, lookup, drafts, followupsOnly, warnings: [] };
 }
 
 /**

@@ -1,5 +1,6 @@
+import type { MatchDecision } from '../crm/match/types.js';
 import type { CrmName } from '../crm/types.js';
-import type { SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
+import type { Prisma, SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
 import { assertTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
 import { inTransaction, type Db } from './database.js';
 import { addSyncEvent } from './syncEventRepo.js';
@@ -28,6 +29,10 @@ export interface SyncStatusRecord {
   participantCompany: string | null;
   overallScore: number | null;
   callStatus: string | null;
+  /** Why these CRM records (null until a lookup ran, or for rows from before it was recorded). */
+  matchDecision: MatchDecision | null;
+  /** Problems that did not stop the sync, "CODE: message", newest last. */
+  warnings: string[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -51,6 +56,29 @@ export interface TransitionFields {
   crmDealId?: string | null;
   crmActivityId?: string | null;
   crmFollowupIds?: string[];
+  matchDecision?: MatchDecision | null;
+  warnings?: string[];
+}
+
+/** Most warnings kept per call. */
+export const MAX_WARNINGS = 20;
+
+/** The call's warnings with `added` appended (each once), the oldest dropped past MAX_WARNINGS. */
+export function mergeWarnings(existing: readonly string[], added: readonly string[]): string[] {
+  const out = existing.filter((w) => !added.includes(w));
+  out.push(...new Set(added));
+  return out.slice(-MAX_WARNINGS);
+}
+
+/** TransitionFields as Prisma takes them (the decision is a JSON column). */
+function rowFields(set: TransitionFields | undefined) {
+  if (!set) return {};
+  const { matchDecision, ...rest } = set;
+  if (matchDecision === undefined) return rest;
+  return {
+    ...rest,
+    matchDecision: (matchDecision ?? undefined) as Prisma.InputJsonValue | undefined,
+  };
 }
 
 export class SyncStatusNotFoundError extends Error {
@@ -90,6 +118,8 @@ export function toSyncStatus(row: SyncStatusRow): SyncStatusRecord {
     participantCompany: row.participantCompany,
     overallScore: row.overallScore,
     callStatus: row.callStatus,
+    matchDecision: (row.matchDecision ?? null) as MatchDecision | null,
+    warnings: [...(row.warnings ?? [])],
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -192,7 +222,7 @@ export async function transitionSyncStatus(
       where: { callId_crm: { callId: input.callId, crm: input.crm } },
       data: {
         nextAttemptAt: null,
-        ...input.set,
+        ...rowFields(input.set),
         state: input.to,
         attempts: 0,
         lastErrorCode: null,

@@ -202,7 +202,7 @@ describe('HubSpot sandbox over raw HTTP', () => {
     const contacts = (await (await fetch(`${sb.url}/_admin/objects/contacts`)).json()) as {
       results: unknown[];
     };
-    expect(contacts.results).toHaveLength(3);
+    expect(contacts.results).toHaveLength(6);
     await fetch(`${sb.url}/_admin/reset`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -40,7 +40,7 @@ describe('Salesforce sandbox: SOQL', () => {
   it('filters with AND/OR, parentheses, comparisons and IN, case-insensitively', async () => {
     expect(
       await names(
-        "SELECT Name FROM Opportunity WHERE (StageName = 'closed won' OR StageName = 'Closed Lost') AND Amount > 25000 ORDER BY Name",
+        "SELECT Name FROM Opportunity WHERE (StageName = 'closed won' OR StageName = 'Closed Lost') AND Amount > 25000 AND Amount < 250000 ORDER BY Name",
       ),
     ).toEqual(['Acme - Legacy', 'Acme - Platform']);
     expect(
@@ -52,7 +52,7 @@ describe('Salesforce sandbox: SOQL', () => {
       await names(
         "SELECT Name FROM Account WHERE NOT Name LIKE 'acme%' AND Website != null ORDER BY Name LIMIT 2 OFFSET 1",
       ),
-    ).toEqual(['Initech', 'Umbrella Inc']);
+    ).toEqual(['Initech', 'Rocket Labs']);
   });
 
   it('understands date literals, TODAY, and NULLS FIRST/LAST', async () => {
@@ -98,12 +98,13 @@ describe('Salesforce sandbox: SOQL', () => {
   it('pages with a relative nextRecordsUrl', async () => {
     sb.state.queryBatchSize = 4;
     const first = await soql('SELECT Name FROM Opportunity ORDER BY Name');
-    expect(first.body).toMatchObject({ totalSize: 9, done: false });
+    expect(first.body).toMatchObject({ totalSize: 13, done: false });
     expect(first.body.nextRecordsUrl).toMatch(/^\/services\/data\/v62\.0\/query\/01g\w+-4$/);
     const second = await api('GET', first.body.nextRecordsUrl.slice(API.length));
     expect(second.body.records).toHaveLength(4);
     const third = await api('GET', second.body.nextRecordsUrl.slice(API.length));
-    expect(third.body).toMatchObject({ done: true, records: [{ Name: 'Umbrella - Outbreak Response' }] });
+    const fourth = await api('GET', third.body.nextRecordsUrl.slice(API.length));
+    expect(fourth.body).toMatchObject({ done: true, records: [{ Name: 'Wayne - Renewal 2027' }] });
   });
 });
 

@@ -8,6 +8,7 @@ import { registerStart } from './start.js';
 import { registerStatus } from './status.js';
 import { registerReplay } from './replay.js';
 import { registerBackfill } from './backfill.js';
+import { registerMatch } from './match.js';
 
 /** Every subcommand, in the order `crm-sync --help` lists them. */
 export function registerCommands(program: Command): void {
@@ -15,6 +16,7 @@ export function registerCommands(program: Command): void {
   registerStatus(program);
   registerReplay(program);
   registerBackfill(program);
+  registerMatch(program);
   registerSandbox(program);
   registerMigrate(program);
   registerMappings(program, { openPreviewSource });

@@ -58,7 +58,7 @@ export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Pro
     faults: new Faults(),
     requests: new RequestLog(),
     refs: {
-      contacts: { jane: '', bob: '', dana: '' },
+      contacts: {} as SandboxState['refs']['contacts'],
       companies: {} as SandboxState['refs']['companies'],
       deals: {},
     },

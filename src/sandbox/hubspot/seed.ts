@@ -12,15 +12,22 @@ import type { ObjectType } from './model.js';
  * - A company whose domain is gmail.com: a free-mail address must never match it.
  * - Hooli has no domain: found only by company name.
  * - Dana at Umbrella Inc with one open and one closed-lost deal.
- * Emails are stored lower-case, as HubSpot does.
+ * - Walt at Wayne Enterprises: his only deal is closed-won, the company has two open ones.
+ * - Rita (first name cleared to "") has no company; Rocket Labs' domain is her email's.
+ * - Gilfoyle (no first name at all) works at Hooli, which has no domain.
+ * Emails are stored lower-case, as HubSpot does. An unset property reads back as null, a cleared
+ * one as "" (HubSpot CRM API, properties: "Properties without a value are returned as null").
  */
 export const SEED_IDS = {
   owners: { olivia: '70001', mark: '70002' },
 } as const;
 
 export interface SeedRefs {
-  contacts: Record<'jane' | 'bob' | 'dana', string>;
-  companies: Record<'acme' | 'initech' | 'globex' | 'gmail' | 'umbrella' | 'hooli', string>;
+  contacts: Record<'jane' | 'bob' | 'dana' | 'walt' | 'rita' | 'gilfoyle', string>;
+  companies: Record<
+    'acme' | 'initech' | 'globex' | 'gmail' | 'umbrella' | 'hooli' | 'wayne' | 'rockets',
+    string
+  >;
   deals: Record<string, string>;
 }
 
@@ -49,14 +56,26 @@ export function seed(store: HubSpotStore): SeedRefs {
     gmail: company('Google Mail Fan Club', 'gmail.com', mark),
     umbrella: company('Umbrella Inc', 'umbrella.example', olivia),
     hooli: company('Hooli', undefined, mark),
+    wayne: company('Wayne Enterprises', 'wayne.example', olivia),
+    rockets: company('Rocket Labs', 'rockets.example', mark),
   };
-  const contact = (email: string, firstname: string, lastname: string, owner: string) =>
-    store.create('contacts', { email, firstname, lastname, hubspot_owner_id: owner }).id;
+  const contact = (email: string, firstname: string | undefined, lastname: string, owner: string) =>
+    store.create('contacts', {
+      email,
+      ...(firstname === undefined ? {} : { firstname }),
+      lastname,
+      hubspot_owner_id: owner,
+    }).id;
   const contacts = {
     jane: contact('jane.doe@acme.example', 'Jane', 'Doe', olivia),
     bob: contact('bob.smith@acme.example', 'Bob', 'Smith', mark),
     dana: contact('dana@umbrella.example', 'Dana', 'Scully', olivia),
+    walt: contact('walt@wayne.example', 'Walt', 'Grant', olivia),
+    rita: contact('rita@rockets.example', '', 'Rocket', mark),
+    gilfoyle: contact('gilfoyle@hooli.example', undefined, 'Gilfoyle', mark),
   };
+  link(store, 'contacts', contacts.walt, 'companies', companies.wayne, [279, 1]);
+  link(store, 'contacts', contacts.gilfoyle, 'companies', companies.hooli, [279, 1]);
   link(store, 'contacts', contacts.jane, 'companies', companies.acme, [279, 1]);
   link(store, 'contacts', contacts.bob, 'companies', companies.acme, [279, 1]);
   link(store, 'contacts', contacts.dana, 'companies', companies.umbrella, [279, 1]);
@@ -153,6 +172,23 @@ export function seed(store: HubSpotStore): SeedRefs {
   );
   link(store, 'contacts', contacts.dana, 'deals', umbrellaSuite, [4]);
   link(store, 'contacts', contacts.dana, 'deals', umbrellaOld, [4]);
+  const batmobile = other(
+    'wayneBatmobile',
+    'Wayne - Batmobile',
+    'closedwon',
+    '2025-10-01T00:00:00.000Z',
+    'wayne',
+  );
+  link(store, 'contacts', contacts.walt, 'deals', batmobile, [4]);
+  other('wayneRenewal', 'Wayne - Renewal 2027', 'contractsent', '2026-12-01T00:00:00.000Z', 'wayne');
+  other('wayneGotham', 'Wayne - Gotham Expansion', 'qualifiedtobuy', '2027-03-01T00:00:00.000Z', 'wayne');
+  other(
+    'rocketsLaunch',
+    'Rocket Labs - Launch',
+    'presentationscheduled',
+    '2026-09-01T00:00:00.000Z',
+    'rockets',
+  );
   return { contacts, companies, deals };
 }
 

@@ -15,7 +15,12 @@ const at = (iso: string): string => `${iso}T09:00:00.000+0000`;
  * - several open opportunities with a close-date tie broken by LastModifiedDate, plus closed ones;
  * - a lead without a contact (Globex); an account by domain without a contact (Initech);
  * - an account whose Website is a free-mail domain (gmail.com) that must never match;
- * - an account found only by name (Hooli), and a contact at Umbrella with opportunities.
+ * - an account found only by name (Hooli), and a contact at Umbrella with opportunities;
+ * - Walt at Wayne Enterprises (a closed-won and two open opportunities on the account);
+ * - Rita, a contact without a first name or an account, whose email domain is Rocket Labs' Website;
+ * - Gilfoyle, without a first name, at Hooli, an account without a Website.
+ * Empty fields are null, as Salesforce returns them (REST API Developer Guide, "Working with
+ * Records": fields with no value are returned as null).
  */
 export function seedOrg(store: OrgStore): SeedIds {
   const user = (first: string, last: string, username: string) =>
@@ -44,14 +49,24 @@ export function seedOrg(store: OrgStore): SeedIds {
   const initech = account('Initech', 'www.initech.example', max);
   const gmailFans = account('Gmail Fans Ltd', 'gmail.com', max);
   const umbrella = account('Umbrella Inc', 'https://umbrella.example/', max);
-  account('Hooli', null, olivia);
+  const hooli = account('Hooli', null, olivia);
+  const wayne = account('Wayne Enterprises', 'https://www.wayne.example', olivia);
+  const rockets = account('Rocket Labs', 'rockets.example', max);
 
-  const contact = (FirstName: string, LastName: string, Email: string, AccountId: string, OwnerId: string) =>
-    store.insertRaw('Contact', { FirstName, LastName, Email, AccountId, OwnerId, Title: 'Buyer' });
+  const contact = (
+    FirstName: string | null,
+    LastName: string,
+    Email: string,
+    AccountId: string | null,
+    OwnerId: string,
+  ) => store.insertRaw('Contact', { FirstName, LastName, Email, AccountId, OwnerId, Title: 'Buyer' });
   contact('Jane', 'Doe', 'jane.doe@acme.example', acme, olivia);
   contact('Bob', 'Smith', 'bob.smith@acme.example', acme, max);
   contact('Pat', "O'Neil", "pat.o'neil@acme.example", acme, olivia);
   contact('Dana', 'Scully', 'dana@umbrella.example', umbrella, max);
+  contact('Walt', 'Grant', 'walt@wayne.example', wayne, olivia);
+  contact(null, 'Rocket', 'rita@rockets.example', null, max);
+  contact(null, 'Gilfoyle', 'gilfoyle@hooli.example', hooli, max);
 
   store.insertRaw('Lead', {
     FirstName: 'Lena',
@@ -90,6 +105,10 @@ export function seedOrg(store: OrgStore): SeedIds {
   opp('Gmail Fans - Never', gmailFans, 'Prospecting', '2026-02-01', 1_000, '2025-12-20', max);
   opp('Umbrella - Lab Supplies', umbrella, 'Needs Analysis', '2026-02-28', 40_000, '2026-01-02', max);
   opp('Umbrella - Outbreak Response', umbrella, 'Prospecting', '2026-04-30', 90_000, '2026-01-08', max);
+  opp('Wayne - Batmobile', wayne, 'Closed Won', '2025-10-01', 250_000, '2025-10-02');
+  opp('Wayne - Renewal 2027', wayne, 'Negotiation/Review', '2026-12-01', 80_000, '2026-01-03');
+  opp('Wayne - Gotham Expansion', wayne, 'Qualification', '2027-03-01', 300_000, '2026-01-04');
+  opp('Rocket Labs - Launch', rockets, 'Needs Analysis', '2026-09-01', 25_000, '2026-01-06', max);
 
   return { integrationUserId: integration };
 }

@@ -1,0 +1,181 @@
+/**
+ * The CRM adapter contract: the same cases against the HubSpot and the Salesforce sandbox, through
+ * the real SDKs. Both sandboxes seed the same people, companies and deals for these cases (Jane at
+ * Acme, Walt at Wayne whose only own deal is closed, Rita without company or first name, Gilfoyle at
+ * Hooli without a website...), so expectations are written once, by name.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { MatchRule } from '../../src/crm/match/types.js';
+import { lookupKey, type CrmLookup, type Participant } from '../../src/crm/types.js';
+import {
+  buildActivity,
+  buildFollowups,
+  dealRuleFor,
+  loadMappings,
+  lookupFieldsFor,
+  requiredFields,
+} from '../../src/mapping/index.js';
+import { outcomeOf } from '../../src/pipelines/outcome.js';
+import { CONFIG_DIR } from '../cli/helpers.js';
+import { hubSpotDriver, salesforceDriver, type CrmDriver } from './drivers.js';
+
+interface Expected {
+  who: Participant;
+  contact: [string | null, MatchRule];
+  company: [string | null, MatchRule];
+  deal: [string | null, MatchRule];
+}
+
+const CASES: Expected[] = [
+  {
+    who: { email: 'Jane.Doe@ACME.example' },
+    contact: ['Jane Doe', 'contact_email'],
+    company: ['Acme Corp', 'contact_company'],
+    deal: [
+      expect.stringMatching(/^Acme - /) as unknown as string,
+      expect.stringMatching(/open_deal$/) as unknown as MatchRule,
+    ],
+  },
+  {
+    who: { email: 'walt@wayne.example' },
+    contact: ['Walt Grant', 'contact_email'],
+    company: ['Wayne Enterprises', 'contact_company'],
+    // His only deal of his own is closed-won: the company's open deals, soonest close first.
+    deal: ['Wayne - Renewal 2027', 'company_open_deal'],
+  },
+  {
+    who: { email: 'rita@rockets.example' },
+    contact: ['Rocket', 'contact_email'],
+    company: ['Rocket Labs', 'email_domain'],
+    deal: ['Rocket Labs - Launch', 'company_open_deal'],
+  },
+  {
+    who: { email: 'gilfoyle@hooli.example' },
+    contact: ['Gilfoyle', 'contact_email'],
+    company: ['Hooli', 'contact_company'],
+    deal: [null, 'none'],
+  },
+  {
+    who: { email: 'newperson@initech.example' },
+    contact: [null, 'none'],
+    company: ['Initech', 'email_domain'],
+    deal: [expect.stringMatching(/^Initech - /) as unknown as string, 'company_open_deal'],
+  },
+  {
+    who: { email: 'gavin@yahoo.com', company: 'HOOLI' },
+    contact: [null, 'none'],
+    company: ['Hooli', 'company_name'],
+    deal: [null, 'none'],
+  },
+  { who: { email: 'sam@gmail.com' }, contact: [null, 'none'], company: [null, 'none'], deal: [null, 'none'] },
+  {
+    who: { email: 'nobody@nowhere.example' },
+    contact: [null, 'none'],
+    company: [null, 'none'],
+    deal: [null, 'none'],
+  },
+];
+
+describe.each([
+  ['HubSpot', hubSpotDriver],
+  ['Salesforce', salesforceDriver],
+] as const)('CRM adapter contract: %s', (_name, start) => {
+  let driver: CrmDriver;
+  beforeAll(async () => {
+    driver = await start();
+  });
+  afterAll(() => driver.close());
+  beforeEach(() => driver.reset());
+
+  const mapping = () => loadMappings(CONFIG_DIR, driver.crm);
+  const lookup = (p: Participant) =>
+    driver.adapter().lookup(p, lookupFieldsFor(mapping()), dealRuleFor(mapping()));
+  const summary = (l: CrmLookup) => ({
+    contact: [l.decision!.contact.label, l.decision!.contact.rule],
+    company: [l.decision!.company.label, l.decision!.company.rule],
+    deal: [l.decision!.deal.label, l.decision!.deal.rule],
+  });
+
+  it.each(CASES.map((c) => [c.who.email, c] as const))(
+    'matches %s by the documented rules',
+    async (_e, c) => {
+      const found = await lookup(c.who);
+      expect(summary(found)).toEqual({ contact: c.contact, company: c.company, deal: c.deal });
+      // What the rest of the worker uses agrees with the decision.
+      expect(found.contact?.id ?? null).toBe(found.decision!.contact.id);
+      expect(found.company?.id ?? null).toBe(found.decision!.company.id);
+      expect(found.deals[0]?.id ?? null).toBe(found.decision!.deal.id);
+    },
+  );
+
+  it('explains a choice among several open deals, naming the ones not chosen', async () => {
+    const walt = await lookup({ email: 'walt@wayne.example' });
+    expect(walt.decision!.deal.reason).toMatch(
+      /2 open deals of the company; chose Wayne - Renewal 2027: soonest close date 2026-12-01$/,
+    );
+    expect(walt.decision!.deal.rejected).toContainEqual(
+      expect.objectContaining({ label: 'Wayne - Gotham Expansion', reason: 'closes later (2027-03-01)' }),
+    );
+  });
+
+  it('gives every participant of one batch what a lookup of each gives', async () => {
+    const many = await driver.adapter().lookupMany(
+      CASES.map((c) => c.who),
+      lookupFieldsFor(mapping()),
+      dealRuleFor(mapping()),
+    );
+    for (const c of CASES) expect(many.get(lookupKey(c.who.email)), c.who.email).toEqual(await lookup(c.who));
+  });
+
+  it('writes one activity per call, however often it is written, and one record per draft', async () => {
+    const found = await lookup({ email: 'walt@wayne.example' });
+    const call = {
+      id: `call-contract-${driver.crm}`,
+      created_at: '2026-11-20T10:00:00Z',
+      participant: { email: 'walt@wayne.example', name: 'Walt Grant' },
+      scoring: { overall: 81 },
+    };
+    const drafts = [
+      { id: 'd-1', subject: 'Thanks', body: 'Hi Walt', to: ['walt@wayne.example'] },
+      { id: 'd-2', subject: 'Pricing', body: 'As discussed', to: [] },
+    ];
+    const input = { call, analysis: { summary: 'Renewal talk' }, followups: drafts, lookup: found };
+    const adapter = driver.adapter();
+    for (let i = 0; i < 3; i++) {
+      const [r] = await adapter.upsertActivities([await buildActivity(mapping(), input)]);
+      expect(r).toMatchObject({ ok: true, created: i === 0 });
+      const notes = await adapter.upsertFollowups(await buildFollowups(mapping(), input));
+      expect(notes.every((n) => n.ok)).toBe(true);
+    }
+    expect((await driver.activities()).filter((a) => a.key === call.id)).toHaveLength(1);
+    expect((await driver.followups()).map((f) => f.key).sort()).toEqual(['d-1', 'd-2']);
+  });
+
+  it('passes its setup check for the fields the shipped mapping needs', async () => {
+    const report = await driver.adapter().verifySetup(requiredFields(mapping()));
+    expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+
+  it("recovers from the CRM's rate limit: the write waits, then lands once", async () => {
+    const adapter = driver.adapter();
+    const input = {
+      call: { id: 'call-rate', created_at: '2026-11-20T10:00:00Z' },
+      analysis: null,
+      followups: [],
+      lookup: await lookup({ email: 'rita@rockets.example' }),
+    };
+    const write = await buildActivity(mapping(), input);
+    await driver.refuseNextWriteForRate();
+    const first = await adapter.upsertActivities([write]).then(
+      ([r]) => (r!.ok ? null : r!.error),
+      (e: unknown) => e,
+    );
+    const outcome = outcomeOf(first, driver.clock.now());
+    expect(outcome.kind).toBe('wait'); // the job is put back, not failed or retried at once
+    await driver.clock.advance((outcome as { delayMs: number }).delayMs + 1);
+    const [second] = await adapter.upsertActivities([write]);
+    expect(second).toMatchObject({ ok: true });
+    expect((await driver.activities()).filter((a) => a.key === 'call-rate')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * One driver per CRM sandbox for the adapter contract suite: start the sandbox, build the real
+ * adapter on a fake clock, read back what was written, and make the CRM refuse for its rate limit
+ * the way that CRM does. The suite itself (adapter.contract.test.ts) is CRM-neutral.
+ */
+import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
+import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
+import type { CrmAdapter, CrmName } from '../../src/crm/types.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+import { adminPost, adminRecords, sandboxConfig, testJwtKeys } from '../crm-salesforce/helpers.js';
+
+export interface Written {
+  /** The call or draft id the record is keyed on. */
+  key: string;
+  id: string;
+}
+
+export interface CrmDriver {
+  readonly crm: CrmName;
+  readonly clock: FakeClock;
+  adapter(): CrmAdapter;
+  /** Activities the sandbox holds, keyed on the call id. */
+  activities(): Promise<Written[]>;
+  /** Follow-up drafts the sandbox holds, keyed on the draft id. */
+  followups(): Promise<Written[]>;
+  /** The next write is refused for the CRM's rate limit, as that CRM refuses it. */
+  refuseNextWriteForRate(): Promise<void>;
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function hubSpotDriver(): Promise<CrmDriver> {
+  const sb: HubSpotSandbox = await startHubSpotSandbox();
+  const clock = new FakeClock(Date.now());
+  const read = async (type: string, key: string) => {
+    const res = await fetch(`${sb.url}/_admin/objects/${type}`);
+    const body = (await res.json()) as { results: { id: string; properties: Record<string, string> }[] };
+    return body.results.flatMap((r) => (r.properties[key] ? [{ key: r.properties[key], id: r.id }] : []));
+  };
+  return {
+    crm: 'hubspot',
+    clock,
+    // A 429 is handed to the caller (the worker's job waits it out) instead of slept on in-process.
+    adapter: () =>
+      createHubSpotAdapter({
+        config: { baseUrl: sb.url, accessToken: sb.accessToken },
+        clock,
+        retry: { maxWaitMs: 0 },
+      }),
+    activities: () => read('calls', 'crmsync_call_id'),
+    followups: () => read('notes', 'crmsync_followup_id'),
+    // HubSpot: 429 with policyName TEN_SECONDLY_ROLLING (API usage guidelines, "Rate limits").
+    refuseNextWriteForRate: async () =>
+      sb.state.faults.add({
+        status: 429,
+        policyName: 'TEN_SECONDLY_ROLLING',
+        count: 1,
+        match: '/batch/upsert',
+      }),
+    reset: async () => sb.state.reset(),
+    close: () => sb.close(),
+  };
+}
+
+export async function salesforceDriver(): Promise<CrmDriver> {
+  const sb: SalesforceSandbox = await startSalesforceSandbox({ jwtKeys: testJwtKeys() });
+  const clock = new FakeClock(Date.now());
+  const read = async (type: string, key: string) =>
+    (await adminRecords(sb, type)).flatMap((r) =>
+      typeof r[key] === 'string' ? [{ key: r[key] as string, id: String(r.Id) }] : [],
+    );
+  return {
+    crm: 'salesforce',
+    clock,
+    adapter: () => createSalesforceAdapter({ config: sandboxConfig(sb), clock }),
+    activities: () => read('Task', 'CrmSync_Call_Id__c'),
+    followups: () => read('EmailMessage', 'CrmSync_Followup_Id__c'),
+    // Salesforce: 403 REQUEST_LIMIT_EXCEEDED (REST API Developer Guide, "Status Codes and Error Responses").
+    refuseNextWriteForRate: () => adminPost(sb, 'faults', { kind: 'request_limit', method: 'PATCH' }),
+    reset: () => adminPost(sb, 'reset'),
+    close: () => sb.close(),
+  };
+}
