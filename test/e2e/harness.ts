@@ -244,10 +244,18 @@ export async function completeCall(svc: ServiceSandbox, callId: string): Promise
 
 /** The worker's sync row for a call (GET /admin/calls/:id), or undefined when it has none. */
 export async function syncState(worker: WorkerProcess, callId: string): Promise<string | undefined> {
+  return (await syncRow(worker, callId))?.state as string | undefined;
+}
+
+/** The call's sync_status row as `crm-sync status --call --json` shows it. */
+export async function syncRow(
+  worker: WorkerProcess,
+  callId: string,
+): Promise<Record<string, unknown> | undefined> {
   const res = await fetch(`${worker.url}/admin/calls/${encodeURIComponent(callId)}`);
   if (res.status === 404) return undefined;
   if (!res.ok) throw new Error(`GET /admin/calls/${callId}: ${res.status}`);
-  return ((await res.json()) as { status: { state: string } }).status.state;
+  return ((await res.json()) as { status: Record<string, unknown> }).status;
 }
 
 /** Waits until every call is written_back; on timeout the message lists each call's state. */
