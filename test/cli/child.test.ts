@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
-import { analyzedCallOf, childEnv, hubspotEnv, REPO_ROOT, type Env } from './helpers.js';
+import { analyzedCallOf, crmSync, hubspotEnv } from './helpers.js';
 
 let svc: ServiceSandbox;
 let hs: HubSpotSandbox;
@@ -11,21 +10,6 @@ beforeAll(async () => {
   [svc, hs] = await Promise.all([startServiceSandbox(), startHubSpotSandbox()]);
 });
 afterAll(() => Promise.all([svc.close(), hs.close()]));
-
-/** Runs `npx tsx src/cli/main.ts ...args` from the repository root with exactly these settings. */
-function crmSync(args: string[], env: Env): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      'npx',
-      ['tsx', 'src/cli/main.ts', ...args],
-      { cwd: REPO_ROOT, env: childEnv(env), timeout: 25_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 describe('the crm-sync binary', () => {
   it('doctor: prints the checklist for the sandboxes, exits 0, and prints no secret', async () => {

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -107,4 +108,19 @@ export function configDirWith(crm: CrmName, text: string): string {
 
 export function removeConfigDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs `npx tsx src/cli/main.ts ...args` from the repository root with exactly these settings. */
+export function crmSync(args: string[], env: Env): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'npx',
+      ['tsx', 'src/cli/main.ts', ...args],
+      { cwd: REPO_ROOT, env: childEnv(env), timeout: 25_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
 }

@@ -12,13 +12,13 @@ import {
   removeTempDirs,
   startWorkerProcess,
   stopWorker,
-  syncRow,
   tempDataDir,
   waitFor,
   waitWrittenBack,
   workerEnv,
   type WorkerProcess,
 } from './harness.js';
+import { expectEmptyFieldRecordsSynced } from './emptyFields.js';
 import {
   draftIds,
   expectedScores,
@@ -61,38 +61,7 @@ afterAll(async () => {
 
 describe('worker + Salesforce, end to end', () => {
   it('pushes context for records with empty fields (no first name, no website, no company) and writes them back', async () => {
-    // Gilfoyle has no first name and works at Hooli, which has no website; Rita has no company of
-    // her own, so the company comes from her email domain.
-    const gilfoyle = await createCall(svc, {
-      name: 'Bertram Gilfoyle',
-      email: 'gilfoyle@hooli.example',
-      company: 'Hooli',
-    });
-    const rita = await createCall(svc, {
-      name: 'Rita Rocket',
-      email: 'rita@rockets.example',
-      company: 'Rocket Labs',
-    });
-    const [g, r] = await waitFor('both contexts to be pushed', () => {
-      const a = pushedContexts(svc, gilfoyle)[0];
-      const b = pushedContexts(svc, rita)[0];
-      return a && b ? [a, b] : undefined;
-    });
-    expect(g).toMatchObject({
-      contact: { name: 'Gilfoyle', email: 'gilfoyle@hooli.example' },
-      company: { name: 'Hooli' },
-    });
-    expect(g!.company).not.toHaveProperty('domain');
-    expect(r).toMatchObject({ contact: { name: 'Rocket' }, company: { name: 'Rocket Labs' } });
-    expect(r!.deals?.map((d) => d.name)).toEqual(['Rocket Labs - Launch']);
-
-    await Promise.all([completeCall(svc, gilfoyle), completeCall(svc, rita)]);
-    await waitWrittenBack(worker, [gilfoyle, rita]);
-    for (const id of [gilfoyle, rita]) expect((await syncRow(worker, id))?.warnings).toEqual([]);
-    const decision = (await syncRow(worker, rita))?.matchDecision as {
-      company: { rule: string; label: string };
-    };
-    expect(decision.company).toMatchObject({ rule: 'email_domain', label: 'Rocket Labs' });
+    await expectEmptyFieldRecordsSynced(svc, worker);
   });
   it('pushes live context, then writes one call Task with scores and draft EmailMessages on the right records', async () => {
     const danaId = salesforceId(sf, 'Contact', (c) => c.Email === 'dana@umbrella.example');

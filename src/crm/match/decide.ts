@@ -37,6 +37,31 @@ const none = (type: MatchChoice['type'], reason: string, rejected: MatchLoser[] 
   rejected,
 });
 
+/** Candidates that share a key (an address, a domain, a name): the newest wins, the rest are named. */
+function newestOf<T extends { record: CrmRecord; modifiedAt: number | null; name: string | null }>(
+  matching: T[],
+  rule: MatchRule,
+  reason: string,
+  same: string,
+): { chosen: T; choice: MatchChoice } {
+  const [first, ...rest] = newestFirst(matching);
+  return {
+    chosen: first!,
+    choice: {
+      type: first!.record.type,
+      id: first!.record.id,
+      label: first!.name,
+      rule,
+      reason: rest.length > 0 ? `${reason}; the most recently modified of ${matching.length}` : reason,
+      rejected: rest.map((r) => ({
+        id: r.record.id,
+        label: r.name ?? r.record.id,
+        reason: `same ${same}, modified less recently (${day(r.modifiedAt)})`,
+      })),
+    },
+  };
+}
+
 export interface PersonPick {
   person: PersonCandidate | null;
   choice: MatchChoice;
@@ -51,22 +76,8 @@ export function choosePerson(
   if (!validAddress)
     return { person: null, choice: none('contact', 'the participant has no valid email address') };
   const pick = (list: PersonCandidate[], rule: MatchRule, reason: string): PersonPick => {
-    const [first, ...rest] = newestFirst(list);
-    return {
-      person: first!,
-      choice: {
-        type: first!.record.type,
-        id: first!.record.id,
-        label: first!.name,
-        rule,
-        reason: rest.length > 0 ? `${reason}; the most recently modified of ${list.length}` : reason,
-        rejected: rest.map((r) => ({
-          id: r.record.id,
-          label: r.name ?? r.record.id,
-          reason: `same address, modified less recently (${day(r.modifiedAt)})`,
-        })),
-      },
-    };
+    const { chosen, choice } = newestOf(list, rule, reason, 'address');
+    return { person: chosen, choice };
   };
   if (contacts.length > 0) return pick(contacts, 'contact_email', 'contact found by email address');
   if (leads.length > 0)
@@ -141,27 +152,14 @@ export function chooseCompanyByDomain(domain: string, candidates: CompanyCandida
       reason: `website ${c.website ?? '(none)'} is not ${domain}`,
     }));
   if (matching.length === 0) return null;
-  const [first, ...rest] = newestFirst(matching);
-  return {
-    company: first!,
-    choice: {
-      type: 'company',
-      id: first!.record.id,
-      label: first!.name,
-      rule: 'email_domain',
-      reason: `its website ${first!.website} matches the email's domain ${domain}${
-        rest.length > 0 ? `; the most recently modified of ${matching.length}` : ''
-      }`,
-      rejected: [
-        ...rest.map((c) => ({
-          id: c.record.id,
-          label: c.name ?? c.record.id,
-          reason: `same domain, modified less recently (${day(c.modifiedAt)})`,
-        })),
-        ...others,
-      ],
-    },
-  };
+  const newest = newestFirst(matching)[0]!;
+  const { chosen, choice } = newestOf(
+    matching,
+    'email_domain',
+    `its website ${newest.website} matches the email's domain ${domain}`,
+    'domain',
+  );
+  return { company: chosen, choice: { ...choice, rejected: [...choice.rejected, ...others] } };
 }
 
 /** Rule 2, last part: by company name (the participant's, or the lead's own). */
@@ -169,24 +167,13 @@ export function chooseCompanyByName(name: string, candidates: CompanyCandidate[]
   const wanted = name.trim().toLowerCase();
   const matching = candidates.filter((c) => c.name?.toLowerCase() === wanted);
   if (matching.length === 0) return null;
-  const [first, ...rest] = newestFirst(matching);
-  return {
-    company: first!,
-    choice: {
-      type: 'company',
-      id: first!.record.id,
-      label: first!.name,
-      rule: 'company_name',
-      reason: `named "${first!.name}" like the participant's company${
-        rest.length > 0 ? `; the most recently modified of ${matching.length}` : ''
-      }`,
-      rejected: rest.map((c) => ({
-        id: c.record.id,
-        label: c.name ?? c.record.id,
-        reason: `same name, modified less recently (${day(c.modifiedAt)})`,
-      })),
-    },
-  };
+  const { chosen, choice } = newestOf(
+    matching,
+    'company_name',
+    `named "${newestFirst(matching)[0]!.name}" like the participant's company`,
+    'name',
+  );
+  return { company: chosen, choice };
 }
 
 /** Why no company was found, naming what was tried. */
