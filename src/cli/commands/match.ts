@@ -35,7 +35,10 @@ export function registerMatch(program: Command): void {
         console.log(JSON.stringify(found, null, 2));
         return;
       }
-      const deals = found.deals.map((d, i) => `  ${i + 1}. ${d.id}`).join('\n');
+      const d = found.decision?.deal;
+      const labels = new Map<string, string | null>((d?.rejected ?? []).map((r) => [r.id, r.label]));
+      if (d?.id) labels.set(d.id, d.label);
+      const deals = found.deals.map((x, i) => `  ${i + 1}. ${labels.get(x.id) ?? ''} [${x.id}]`).join('\n');
       console.log(
         [
           found.decision ? formatDecision(found.decision) : `matched by: ${found.matchedBy}`,
