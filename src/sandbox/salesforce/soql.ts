@@ -182,8 +182,9 @@ class Parser {
           this.pos++;
           desc = true;
         }
-        // SOQL default: nulls first ascending, last descending.
-        let nullsLast = desc;
+        // "By default, null values are sorted first" (NULLS FIRST), ascending and descending alike,
+        // unless NULLS LAST is given (Salesforce SOQL and SOSL Reference, ORDER BY).
+        let nullsLast = false;
         if (this.isWord('NULLS')) {
           this.pos++;
           if (this.isWord('FIRST')) nullsLast = false;
