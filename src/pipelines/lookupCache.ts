@@ -56,7 +56,9 @@ export function createLookupCache(deps: {
     return value;
   };
 
-  const single = (p: Participant) => deps.crm.lookup(p, fields, rule);
+  // Async, so that an adapter throwing at once still fails only its promise, never a timer callback.
+  const single = async (p: Participant) => deps.crm.lookup(p, fields, rule);
+  const batch = async (ps: Participant[]) => deps.crm.lookupMany(ps, fields, rule);
   /** A participant's answer from a batch; one the batch left out is looked up singly. */
   const fromBatch = (
     found: Promise<Map<string, CrmLookup>>,
@@ -70,22 +72,18 @@ export function createLookupCache(deps: {
   const flush = () => {
     if (timer !== undefined) deps.clock.clearTimer(timer);
     timer = undefined;
-    const batch = waiting;
+    const gathered = waiting;
     waiting = [];
     // The batch answers per address, so a second participant with the same address (another
     // company) is looked up on its own.
-    const byAddress = new Map<string, (typeof batch)[number]>();
-    for (const item of batch) {
+    const byAddress = new Map<string, (typeof gathered)[number]>();
+    for (const item of gathered) {
       const address = lookupKey(item.participant.email);
-      if (batch.length > 1 && !byAddress.has(address)) byAddress.set(address, item);
+      if (gathered.length > 1 && !byAddress.has(address)) byAddress.set(address, item);
       else item.settle(single(item.participant));
     }
     if (byAddress.size === 0) return;
-    const found = deps.crm.lookupMany(
-      [...byAddress.values()].map((i) => i.participant),
-      fields,
-      rule,
-    );
+    const found = batch([...byAddress.values()].map((i) => i.participant));
     for (const { participant, settle } of byAddress.values())
       settle(fromBatch(found, participant, () => single(participant)));
   };
@@ -105,7 +103,7 @@ export function createLookupCache(deps: {
       const missing = new Map<string, Participant>();
       for (const p of participants) if (!fresh(keyOf(p))) missing.set(keyOf(p), p);
       if (missing.size === 0) return;
-      const found = deps.crm.lookupMany([...missing.values()], fields, rule);
+      const found = batch([...missing.values()]);
       const values = [...missing].map(([key, p]) => remember(key, fromBatch(found, p)));
       // Settled, so a failed batch is already forgotten and `get` falls back to single lookups.
       await Promise.allSettled(values);

@@ -76,6 +76,19 @@ describe('lookup cache', () => {
 });
 
 describe('lookup cache: live lookups arriving together share one batch lookup', () => {
+  it('falls back to single lookups when the batch lookup throws at once, inside the timer', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm();
+    crm.lookupMany = () => {
+      throw new Error('not a promise');
+    };
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10 });
+    const answers = Promise.all([cache.get({ email: 'a@x.example' }), cache.get({ email: 'b@x.example' })]);
+    await clock.advance(10);
+    expect((await answers).map((r) => r.contact?.id)).toEqual(['single:a@x.example', 'single:b@x.example']);
+    expect(calls.single).toEqual(['a@x.example', 'b@x.example']);
+  });
+
   const people = ['a@x.example', 'b@x.example', 'c@x.example'].map((email) => ({ email }));
 
   it('gathers the lookups of one window into one lookupMany, and each gets its own answer', async () => {
