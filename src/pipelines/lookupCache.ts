@@ -2,6 +2,10 @@
  * Remembers CRM lookups by participant email for a short while. The same person is often on
  * several calls of a backfill, and the context push and the write-back of one call need the same
  * records; the cache turns those repeats into zero CRM requests. Concurrent asks share one lookup.
+ *
+ * Live lookups that arrive together (within `coalesceMs`) go to the CRM as one batch lookup: when
+ * many calls start at once, a few batched searches instead of several searches per call keep
+ * under HubSpot's five searches per second. A failed batch falls back to single lookups.
  */
 import { lookupKey, type CrmAdapter, type CrmLookup, type Participant } from '../crm/types.js';
 import type { Mapping } from '../mapping/types.js';
@@ -24,9 +28,15 @@ export function createLookupCache(deps: {
   clock: Clock;
   ttlMs?: number;
   maxEntries?: number;
+  /** How long a lookup waits for others to share a batch with (default 10 ms; 0 = the same tick). */
+  coalesceMs?: number;
+  /** Most participants in one coalesced batch (default 100). */
+  maxBatch?: number;
 }): LookupCache {
   const ttlMs = deps.ttlMs ?? 5 * 60_000;
   const maxEntries = deps.maxEntries ?? 5_000;
+  const coalesceMs = deps.coalesceMs ?? 10;
+  const maxBatch = deps.maxBatch ?? 100;
   const fields = lookupFieldsFor(deps.mapping);
   const rule = dealRuleFor(deps.mapping);
   const entries = new Map<string, { at: number; value: Promise<CrmLookup> }>();
@@ -46,22 +56,55 @@ export function createLookupCache(deps: {
     return value;
   };
 
+  // Async, so that an adapter throwing at once still fails only its promise, never a timer callback.
+  const single = async (p: Participant) => deps.crm.lookup(p, fields, rule);
+  const batch = async (ps: Participant[]) => deps.crm.lookupMany(ps, fields, rule);
+  /** A participant's answer from a batch; one the batch left out is looked up singly. */
+  const fromBatch = (
+    found: Promise<Map<string, CrmLookup>>,
+    p: Participant,
+    onBatchError?: () => Promise<CrmLookup>,
+  ) => found.then((m) => m.get(lookupKey(p.email)) ?? single(p), onBatchError);
+
+  // Lookups waiting for the coalescing window to close.
+  let waiting: { participant: Participant; settle: (value: Promise<CrmLookup>) => void }[] = [];
+  let timer: unknown;
+  const flush = () => {
+    if (timer !== undefined) deps.clock.clearTimer(timer);
+    timer = undefined;
+    const gathered = waiting;
+    waiting = [];
+    // The batch answers per address, so a second participant with the same address (another
+    // company) is looked up on its own.
+    const byAddress = new Map<string, (typeof gathered)[number]>();
+    for (const item of gathered) {
+      const address = lookupKey(item.participant.email);
+      if (gathered.length > 1 && !byAddress.has(address)) byAddress.set(address, item);
+      else item.settle(single(item.participant));
+    }
+    if (byAddress.size === 0) return;
+    const found = batch([...byAddress.values()].map((i) => i.participant));
+    for (const { participant, settle } of byAddress.values())
+      settle(fromBatch(found, participant, () => single(participant)));
+  };
+  const coalesced = (participant: Participant) =>
+    new Promise<CrmLookup>((settle) => {
+      waiting.push({ participant, settle });
+      if (waiting.length >= maxBatch) flush();
+      else if (timer === undefined) timer = deps.clock.setTimer(flush, coalesceMs);
+    });
+
   return {
     get(participant) {
       const key = keyOf(participant);
-      return fresh(key)?.value ?? remember(key, deps.crm.lookup(participant, fields, rule));
+      return fresh(key)?.value ?? remember(key, coalesced(participant));
     },
     async prefetch(participants) {
       const missing = new Map<string, Participant>();
       for (const p of participants) if (!fresh(keyOf(p))) missing.set(keyOf(p), p);
       if (missing.size === 0) return;
-      const found = deps.crm.lookupMany([...missing.values()], fields, rule);
-      const values = [...missing].map(([key, p]) =>
-        remember(
-          key,
-          found.then((m) => m.get(lookupKey(p.email)) ?? deps.crm.lookup(p, fields, rule)),
-        ),
-      );
+      const found = batch([...missing.values()]);
+      const values = [...missing].map(([key, p]) => remember(key, fromBatch(found, p)));
       // Settled, so a failed batch is already forgotten and `get` falls back to single lookups.
       await Promise.allSettled(values);
     },

@@ -29,7 +29,7 @@ export interface RunnerOptions {
 }
 
 export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
-  liveConcurrency: 4,
+  liveConcurrency: 16,
   bulkBatchSize: 25,
   bulkConcurrency: 2,
   leaseMs: 60_000,

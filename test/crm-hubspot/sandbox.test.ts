@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON read back from the wire, checked by the assertions
 type Json = any;
@@ -9,7 +10,9 @@ type Json = any;
 describe('HubSpot sandbox over raw HTTP', () => {
   let sb: HubSpotSandbox;
   beforeAll(async () => {
-    sb = await startHubSpotSandbox({ limits: { perWindow: 1000, windowMs: 60_000, daily: 1000 } });
+    sb = await startHubSpotSandbox({
+      limits: { perWindow: 1000, windowMs: 60_000, daily: 1000, searchesPerSecond: 1000 },
+    });
   });
   afterAll(() => sb.close());
   beforeEach(() => sb.state.reset());
@@ -178,6 +181,42 @@ describe('HubSpot sandbox over raw HTTP', () => {
         message: 'You have reached your daily limit.',
         policyName: 'DAILY',
       });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('limits searches to 5 in any sliding second with the SECONDLY 429, apart from the other requests', async () => {
+    const clock = new FakeClock();
+    const small = await startHubSpotSandbox({ clock, limits: { perWindow: 100, windowMs: 10_000 } });
+    try {
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${small.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${small.accessToken}`, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      const searchBody = { filterGroups: [], properties: ['email'], limit: 1 };
+      const searchContacts = () => call('POST', '/crm/v3/objects/contacts/search', searchBody);
+      for (let i = 0; i < 5; i++) expect((await searchContacts()).status).toBe(200);
+      await clock.advance(999);
+      const limited = await call('POST', '/crm/v3/objects/deals/search', searchBody);
+      expect(limited.status).toBe(429);
+      expect(await limited.json()).toMatchObject({
+        status: 'error',
+        message: 'You have reached your secondly limit.',
+        errorType: 'RATE_LIMIT',
+        policyName: 'SECONDLY',
+      });
+      // Search answers carry no X-HubSpot-RateLimit-* headers, the 429 included.
+      expect([...limited.headers.keys()].filter((h) => h.startsWith('x-hubspot-ratelimit'))).toEqual([]);
+      // Other requests are not held by the search limit, and searches do not use up their window.
+      const owner = await call('GET', '/crm/v3/owners/70001');
+      expect(owner.status).toBe(200);
+      expect(owner.headers.get('x-hubspot-ratelimit-remaining')).toBe('99');
+      await clock.advance(1);
+      expect((await searchContacts()).status).toBe(200);
+      expect(small.state.limits.rejected).toEqual({ SECONDLY: 1, TEN_SECONDLY_ROLLING: 0, DAILY: 0 });
     } finally {
       await small.close();
     }

@@ -69,6 +69,14 @@ describe('Salesforce sandbox: SOQL', () => {
     ]);
     expect((await names('SELECT Name FROM Account ORDER BY Website'))[0]).toBe('Hooli');
     expect((await names('SELECT Name FROM Account ORDER BY Website ASC NULLS LAST')).at(-1)).toBe('Hooli');
+    // Nulls first under DESC too unless NULLS LAST is given (SOQL and SOSL Reference, ORDER BY).
+    expect((await names('SELECT Name FROM Account ORDER BY Website DESC'))[0]).toBe('Hooli');
+    expect((await names('SELECT Name FROM Account ORDER BY Website DESC NULLS FIRST'))[0]).toBe('Hooli');
+    const desc = await names('SELECT Name FROM Account ORDER BY Website DESC NULLS LAST');
+    expect(desc.at(-1)).toBe('Hooli');
+    expect(desc.slice(0, -1)).toEqual(
+      await names('SELECT Name FROM Account WHERE Website != null ORDER BY Website DESC'),
+    );
     expect(await names("SELECT Name FROM Account WHERE Website != 'acme.example' ORDER BY Name")).toContain(
       'Hooli',
     );

@@ -13,7 +13,7 @@ const result = (id: string): CrmLookup => ({
   matchedBy: 'email',
 });
 
-function fakeCrm(options: { batch?: boolean; failBatch?: boolean } = {}) {
+function fakeCrm(options: { batch?: boolean; failBatch?: boolean; omit?: string } = {}) {
   const calls = { single: [] as string[], batch: [] as string[][] };
   const crm = {
     name: 'hubspot',
@@ -26,7 +26,10 @@ function fakeCrm(options: { batch?: boolean; failBatch?: boolean } = {}) {
           lookupMany: async (ps: Participant[]) => {
             calls.batch.push(ps.map((p) => p.email));
             if (options.failBatch) throw new Error('batch down');
-            return new Map(ps.map((p) => [p.email.toLowerCase(), result(`batch:${p.email.toLowerCase()}`)]));
+            const found = ps.filter((p) => p.email !== options.omit);
+            return new Map(
+              found.map((p) => [p.email.toLowerCase(), result(`batch:${p.email.toLowerCase()}`)]),
+            );
           },
         }
       : {}),
@@ -38,11 +41,15 @@ describe('lookup cache', () => {
   it('asks the CRM once per participant within the TTL, again after it', async () => {
     const clock = new FakeClock();
     const { crm, calls } = fakeCrm();
-    const cache = createLookupCache({ crm, mapping, clock, ttlMs: 1000 });
-    await Promise.all([cache.get({ email: 'A@x.example' }), cache.get({ email: 'a@x.example' })]);
+    const cache = createLookupCache({ crm, mapping, clock, ttlMs: 1000, coalesceMs: 5 });
+    const both = Promise.all([cache.get({ email: 'A@x.example' }), cache.get({ email: 'a@x.example' })]);
+    await clock.advance(5);
+    await both;
     expect(calls.single).toEqual(['A@x.example']);
     await clock.advance(1001);
-    await cache.get({ email: 'a@x.example' });
+    const again = cache.get({ email: 'a@x.example' });
+    await clock.advance(5);
+    await again;
     expect(calls.single).toHaveLength(2);
   });
 
@@ -58,10 +65,111 @@ describe('lookup cache', () => {
 
   it('falls back to single lookups when the batch fails', async () => {
     const { crm, calls } = fakeCrm({ batch: true, failBatch: true });
-    const cache = createLookupCache({ crm, mapping, clock: new FakeClock() });
+    const clock = new FakeClock();
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 0 });
     await cache.prefetch([{ email: 'a@x.example' }, { email: 'b@x.example' }]);
-    const a = await cache.get({ email: 'a@x.example' });
-    expect(a.contact?.id).toBe('single:a@x.example');
+    const a = cache.get({ email: 'a@x.example' });
+    await clock.advance(0);
+    expect((await a).contact?.id).toBe('single:a@x.example');
     expect(calls.single).toEqual(['a@x.example']);
+  });
+});
+
+describe('lookup cache: live lookups arriving together share one batch lookup', () => {
+  it('falls back to single lookups when the batch lookup throws at once, inside the timer', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm();
+    crm.lookupMany = () => {
+      throw new Error('not a promise');
+    };
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10 });
+    const answers = Promise.all([cache.get({ email: 'a@x.example' }), cache.get({ email: 'b@x.example' })]);
+    await clock.advance(10);
+    expect((await answers).map((r) => r.contact?.id)).toEqual(['single:a@x.example', 'single:b@x.example']);
+    expect(calls.single).toEqual(['a@x.example', 'b@x.example']);
+  });
+
+  const people = ['a@x.example', 'b@x.example', 'c@x.example'].map((email) => ({ email }));
+
+  it('gathers the lookups of one window into one lookupMany, and each gets its own answer', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm({ batch: true });
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10 });
+    const answers = Promise.all(people.map((p) => cache.get(p)));
+    await clock.advance(9);
+    expect(calls.batch).toEqual([]);
+    await clock.advance(1);
+    expect((await answers).map((r) => r.contact?.id)).toEqual([
+      'batch:a@x.example',
+      'batch:b@x.example',
+      'batch:c@x.example',
+    ]);
+    expect(calls.batch).toEqual([['a@x.example', 'b@x.example', 'c@x.example']]);
+    expect(calls.single).toEqual([]);
+    // Cached: asking again within the TTL costs nothing, and no timer is left waiting.
+    await cache.get({ email: 'B@x.example' });
+    expect(calls.batch).toHaveLength(1);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('starts a new batch after the window closed, and a lone lookup goes out singly', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm({ batch: true });
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10 });
+    const first = Promise.all(people.slice(0, 2).map((p) => cache.get(p)));
+    await clock.advance(10);
+    await first;
+    const late = cache.get(people[2]!);
+    await clock.advance(10);
+    expect((await late).contact?.id).toBe('single:c@x.example');
+    expect(calls).toEqual({ batch: [['a@x.example', 'b@x.example']], single: ['c@x.example'] });
+  });
+
+  it('sends a full batch at once, without waiting for the window', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm({ batch: true });
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10, maxBatch: 2 });
+    const answers = Promise.all(people.map((p) => cache.get(p)));
+    await clock.advance(0);
+    expect(calls.batch).toEqual([['a@x.example', 'b@x.example']]);
+    await clock.advance(10);
+    await answers;
+    expect(calls.single).toEqual(['c@x.example']);
+  });
+
+  it('falls back to single lookups when the batch fails, and forgets nothing it should keep', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm({ batch: true, failBatch: true });
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10 });
+    const answers = Promise.all(people.map((p) => cache.get(p)));
+    await clock.advance(10);
+    expect((await answers).map((r) => r.contact?.id)).toEqual([
+      'single:a@x.example',
+      'single:b@x.example',
+      'single:c@x.example',
+    ]);
+    expect(calls.batch).toHaveLength(1);
+    // The single answers are cached like any other.
+    await cache.get(people[0]!);
+    expect(calls.single).toHaveLength(3);
+  });
+
+  it('looks up singly whom the batch left out, and a second company at the same address', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm({ batch: true, omit: 'b@x.example' });
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10 });
+    const answers = Promise.all([
+      cache.get({ email: 'a@x.example', company: 'Acme' }),
+      cache.get({ email: 'a@x.example', company: 'Globex' }),
+      cache.get({ email: 'b@x.example' }),
+    ]);
+    await clock.advance(10);
+    expect((await answers).map((r) => r.contact?.id)).toEqual([
+      'batch:a@x.example',
+      'single:a@x.example',
+      'single:b@x.example',
+    ]);
+    expect(calls.batch).toEqual([['a@x.example', 'b@x.example']]);
+    expect(calls.single).toEqual(['a@x.example', 'b@x.example']);
   });
 });

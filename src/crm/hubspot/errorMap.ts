@@ -31,6 +31,19 @@ export function isSdkError(e: unknown): e is SdkErrorLike {
 /** HubSpot documents no Retry-After; without one a 10-second window is waited out in full. */
 export const DEFAULT_RATE_WAIT_MS = 10_000;
 
+/** A search-limit 429 waits a second, the search limit's window (as @hubspot/api-client does). */
+export const SEARCH_RATE_WAIT_MS = 1_000;
+
+/**
+ * HubSpot's 429 names the limit hit in `policyName` and `message` (API usage guidelines, "Error
+ * responses"); the search limit's is "You have reached your secondly limit." (`SECONDLY`), which
+ * @hubspot/api-client's RetryDecorator also reads as the search limit.
+ */
+const SEARCH_LIMIT_MESSAGE = 'You have reached your secondly limit.';
+
+/** The five-searches-per-second limit: only searches need to wait for it. */
+export class HubSpotSearchLimitError extends CrmRateLimitedError {}
+
 export function rateLimitWaitMs(headers: Record<string, string>): number {
   const retryAfter = Number(headers['retry-after']);
   if (headers['retry-after'] !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0)
@@ -57,6 +70,14 @@ export function toCrmError(e: unknown, nowMs: number): CrmError {
   const detail = describe(body, e.code);
   if (e.code === 401) return new CrmAuthError(`HubSpot rejected the credentials: ${detail}`, 'hubspot', 401);
   if (e.code === 429) {
+    if (body.policyName === 'SECONDLY' || body.message === SEARCH_LIMIT_MESSAGE) {
+      return new HubSpotSearchLimitError(
+        `HubSpot search limit: ${detail}`,
+        'hubspot',
+        429,
+        SEARCH_RATE_WAIT_MS,
+      );
+    }
     if (body.policyName === 'DAILY') {
       return new CrmDailyLimitError(
         `HubSpot daily limit reached: ${detail}`,

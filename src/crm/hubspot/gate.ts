@@ -10,6 +10,11 @@ import { msUntilUtcMidnight } from './errorMap.js';
  * after a 429, and refuses to send once the reported daily allowance is spent. HubSpot counts a
  * request when it arrives, somewhere between our start and the response, so a request holds its
  * window slot from its start until the window has passed after its response.
+ *
+ * Searches are a lane of their own: "The search endpoints are rate limited to five requests per
+ * second" (HubSpot CRM search guide, "Limitations") and the ten-second limit "excludes the CRM
+ * Search API" (HubSpot API usage guidelines). So a search takes a slot in a strict sliding
+ * second instead of the ten-second window, and a search 429 holds only searches.
  */
 export interface GateOptions {
   /** Requests per window before any header was seen (default 100, HubSpot's private-app limit). */
@@ -20,18 +25,31 @@ export interface GateOptions {
   share?: number;
   /** Requests in flight at once (default 5). */
   maxConcurrent?: number;
+  /** Searches per sliding second (default 5, HubSpot's documented search limit). */
+  searchesPerSecond?: number;
 }
+
+/** Which limit a request counts against. */
+export type Lane = 'general' | 'search';
+
+/** The sliding window of the search limit. */
+export const SEARCH_WINDOW_MS = 1_000;
+
+/** One per request in a window: Infinity while in flight, then the time of its response. */
+type Slot = { at: number };
 
 export class RequestGate {
   private perWindow: number;
   private windowMs: number;
   private readonly share: number;
   private readonly maxConcurrent: number;
-  /** One per request in the window: Infinity while in flight, then the time of its response. */
-  private slots: { at: number }[] = [];
+  private readonly searchesPerSecond: number;
+  private slots: Slot[] = [];
+  private searchSlots: Slot[] = [];
   private inFlight = 0;
   private waiters: (() => void)[] = [];
   private pausedUntil = 0;
+  private searchPausedUntil = 0;
   private requests = 0;
   private dailyLimit: number | undefined;
   private dailyRemaining: number | undefined;
@@ -45,11 +63,12 @@ export class RequestGate {
     this.perWindow = this.shareOf(options.perWindow ?? 100);
     this.windowMs = options.windowMs ?? 10_000;
     this.maxConcurrent = options.maxConcurrent ?? 5;
+    this.searchesPerSecond = options.searchesPerSecond ?? 5;
   }
 
-  /** Waits for a slot, then runs `fn` (exactly one HTTP request). */
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    const slot = await this.acquire();
+  /** Waits for a slot in `lane`, then runs `fn` (exactly one HTTP request). */
+  async run<T>(fn: () => Promise<T>, lane: Lane = 'general'): Promise<T> {
+    const slot = await this.acquire(lane);
     try {
       return await fn();
     } finally {
@@ -62,9 +81,14 @@ export class RequestGate {
     }
   }
 
-  /** Holds every request until `untilMs` (after a 429). */
+  /** Holds every request until `untilMs` (after a ten-second-window 429). */
   pauseUntil(untilMs: number): void {
     this.pausedUntil = Math.max(this.pausedUntil, untilMs);
+  }
+
+  /** Holds searches only until `untilMs` (after a search-limit 429); other requests go on. */
+  pauseSearchesUntil(untilMs: number): void {
+    this.searchPausedUntil = Math.max(this.searchPausedUntil, untilMs);
   }
 
   /** The daily allowance is spent (a DAILY 429): refuse requests until `untilMs`. */
@@ -130,40 +154,45 @@ export class RequestGate {
     return Math.max(1, Math.floor(limit * this.share));
   }
 
-  private async acquire(): Promise<{ at: number }> {
+  private async acquire(lane: Lane): Promise<Slot> {
+    const search = lane === 'search';
     for (;;) {
       this.checkDaily();
       const now = this.clock.now();
       this.slots = this.slots.filter((s) => s.at > now - this.windowMs);
-      const pauseMs = Math.max(0, this.pausedUntil - now);
-      const windowWait = this.windowWait(now);
-      if (this.inFlight >= this.maxConcurrent || windowWait === 'release') {
+      this.searchSlots = this.searchSlots.filter((s) => s.at > now - SEARCH_WINDOW_MS);
+      const paused = search ? Math.max(this.pausedUntil, this.searchPausedUntil) : this.pausedUntil;
+      const pauseMs = Math.max(0, paused - now);
+      const roomWait = search
+        ? windowWait(this.searchSlots, this.searchesPerSecond, SEARCH_WINDOW_MS, now)
+        : windowWait(this.slots, this.perWindow, this.windowMs, now);
+      if (this.inFlight >= this.maxConcurrent || roomWait === 'release') {
         await new Promise<void>((resolve) => this.waiters.push(resolve));
         continue;
       }
-      const waitMs = Math.max(pauseMs, windowWait);
+      const waitMs = Math.max(pauseMs, roomWait);
       if (waitMs > 0) {
         await sleep(this.clock, waitMs);
         continue;
       }
       const slot = { at: Infinity };
-      this.slots.push(slot);
+      (search ? this.searchSlots : this.slots).push(slot);
       this.inFlight += 1;
       this.requests += 1;
       if (this.dailyRemaining !== undefined) this.dailyRemaining -= 1;
       return slot;
     }
   }
+}
 
-  /** Ms until the window has room, or 'release' when only a request in flight finishing can make room. */
-  private windowWait(now: number): number | 'release' {
-    const excess = this.slots.length - this.perWindow + 1;
-    if (excess <= 0) return 0;
-    const done = this.slots
-      .map((s) => s.at)
-      .filter((at) => at !== Infinity)
-      .sort((a, b) => a - b);
-    const freeing = done[excess - 1];
-    return freeing === undefined ? 'release' : freeing + this.windowMs - now;
-  }
+/** Ms until a window of `limit` has room, or 'release' when only a request in flight finishing can make room. */
+function windowWait(slots: Slot[], limit: number, windowMs: number, now: number): number | 'release' {
+  const excess = slots.length - limit + 1;
+  if (excess <= 0) return 0;
+  const done = slots
+    .map((s) => s.at)
+    .filter((at) => at !== Infinity)
+    .sort((a, b) => a - b);
+  const freeing = done[excess - 1];
+  return freeing === undefined ? 'release' : freeing + windowMs - now;
 }

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { sleep, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError, CrmRateLimitedError } from '../errors.js';
 import type { TokenSource } from './auth.js';
-import { toCrmError } from './errorMap.js';
-import type { RequestGate } from './gate.js';
+import { HubSpotSearchLimitError, toCrmError } from './errorMap.js';
+import type { Lane, RequestGate } from './gate.js';
 import { decideRetry, type RetryPolicy } from './retry.js';
 import type { HubSpotApi } from './sdk.js';
 
@@ -38,12 +38,15 @@ export function createRunner(deps: RunnerDeps): Runner {
     for (;;) {
       attempt += 1;
       const token = await tokens.current();
+      const sent: { lane: Lane } = { lane: 'general' };
       try {
-        return await gate.run(() => fn(apiFor(token)));
+        return await fn(gatedApi(apiFor(token), gate, (lane) => (sent.lane = lane)));
       } catch (e) {
         const err = toCrmError(e, clock.now());
-        // A 429 holds every request of this process, not only this one.
-        if (err instanceof CrmRateLimitedError) gate.pauseUntil(clock.now() + err.retryAfterMs);
+        // A search-limit 429 holds the searches of this process; any other 429 holds every request.
+        if (err instanceof HubSpotSearchLimitError && sent.lane === 'search')
+          gate.pauseSearchesUntil(clock.now() + err.retryAfterMs);
+        else if (err instanceof CrmRateLimitedError) gate.pauseUntil(clock.now() + err.retryAfterMs);
         if (err instanceof CrmDailyLimitError) gate.blockDailyUntil(clock.now() + err.retryAfterMs);
         const decision = decideRetry(
           err,
@@ -66,4 +69,21 @@ export function createRunner(deps: RunnerDeps): Runner {
       }
     }
   };
+}
+
+/**
+ * `api` with each method going through the gate, in the lane of the limit it counts against:
+ * `search` (POST /crm/v3/objects/{type}/search) in the search lane, everything else in the
+ * general one. Each method is one HTTP request; `onLane` is told the lane of the request made.
+ */
+export function gatedApi(api: HubSpotApi, gate: RequestGate, onLane: (lane: Lane) => void): HubSpotApi {
+  const gated: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(api) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    const lane: Lane = name === 'search' ? 'search' : 'general';
+    gated[name] = (...args: unknown[]) => {
+      onLane(lane);
+      return gate.run(() => method.apply(api, args), lane);
+    };
+  }
+  return gated as unknown as HubSpotApi;
 }

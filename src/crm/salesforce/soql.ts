@@ -57,7 +57,12 @@ export function related(relationship: string, fields: string[]): string[] {
   return fields.map((f) => `${relationship}.${soqlField(f)}`);
 }
 
-/** ORDER BY for open opportunities; ties always go to the most recently modified. */
+/**
+ * ORDER BY for open opportunities; ties always go to the most recently modified. SOQL sorts nulls
+ * first in either direction unless told NULLS LAST (Salesforce SOQL and SOSL Reference, ORDER BY),
+ * so a deal without a close date or amount is named explicitly as last; LastModifiedDate is a
+ * system field, never null.
+ */
 export function dealOrderBy(rule: DealRule): string {
   switch (rule.orderBy) {
     case 'close_date_asc':

@@ -5,7 +5,8 @@ import { errorBody, type HubSpotErrorBody } from './errors.js';
 /**
  * Who may call the sandbox: one private-app token, and OAuth access tokens minted by
  * `POST /oauth/v1/token` (refresh_token grant) that expire after `accessTokenTtlMs`
- * (HubSpot: `expires_in` 1800 s).
+ * (HubSpot: `expires_in` 1800 s; HubSpot OAuth guide, "Refresh an access token"). A rejected
+ * token answers 401 with HubSpot's error body (public spec `components.schemas.Error`).
  */
 export interface OAuthApp {
   clientId: string;

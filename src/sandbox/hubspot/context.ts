@@ -16,7 +16,12 @@ export interface SandboxState {
   requests: RequestLog;
   /** Ids of the seeded records, for tests. */
   refs: SeedRefs;
-  /** Whether search responses carry X-HubSpot-RateLimit-* headers (reported not to: wire notes 1.4). */
+  /**
+   * Whether search responses carry X-HubSpot-RateLimit-* headers. Off by default: the headers
+   * describe the ten-second limit, which "excludes the CRM Search API" (HubSpot API usage
+   * guidelines), and search answers are reported without them (wire notes 1.4; a HubSpot community
+   * reply, no vendor page says so outright).
+   */
   searchRateLimitHeaders: boolean;
   /** Reseeds everything; without the crm-sync custom properties when asked. */
   reset(options?: { withCustomProperties?: boolean }): void;
@@ -50,6 +55,7 @@ export function batchEnvelope(state: SandboxState, results: unknown[], errors: u
   };
 }
 
+/** "You can retrieve up to 100 contacts in one request" (HubSpot CRM contacts guide, batch read). */
 export const MAX_BATCH_INPUTS = 100;
 
 export function checkBatchSize(inputs: unknown): unknown[] {

@@ -80,15 +80,26 @@ export function propertyValuesError(problems: PropertyProblem[]): SandboxHttpErr
   );
 }
 
-export type RateLimitPolicy = 'TEN_SECONDLY_ROLLING' | 'DAILY';
+/** `SECONDLY` is the search limit's policy (five searches per second). */
+export type RateLimitPolicy = 'TEN_SECONDLY_ROLLING' | 'DAILY' | 'SECONDLY';
 
+const RATE_LIMIT_MESSAGES: Record<RateLimitPolicy, string> = {
+  DAILY: 'You have reached your daily limit.',
+  TEN_SECONDLY_ROLLING: 'You have reached your ten_secondly_rolling limit.',
+  SECONDLY: 'You have reached your secondly limit.',
+};
+
+/**
+ * A 429 body as the HubSpot API usage guidelines ("Error responses") show it: `status`, `message`,
+ * `errorType: RATE_LIMIT`, `correlationId`, `policyName`, `requestId`; "the message and policyName
+ * will indicate which limit you hit (either daily or secondly)". For the search limit that is
+ * "You have reached your secondly limit.", the message HubSpot's own @hubspot/api-client retries
+ * as a search-limit 429 after one second (RetryDecorator, TOO_MANY_SEARCH_REQUESTS).
+ */
 export function rateLimitBody(policy: RateLimitPolicy): Record<string, unknown> {
   return {
     status: 'error',
-    message:
-      policy === 'DAILY'
-        ? 'You have reached your daily limit.'
-        : 'You have reached your ten_secondly_rolling limit.',
+    message: RATE_LIMIT_MESSAGES[policy],
     errorType: 'RATE_LIMIT',
     correlationId: randomUUID(),
     policyName: policy,

@@ -128,17 +128,25 @@ async function gate(state: SandboxState, req: FastifyRequest, reply: FastifyRepl
   const auth = state.auth.check(req.headers.authorization);
   if (!auth.ok) return reply.code(401).send(auth.body);
   const daily = !auth.oauth; // OAuth apps have no daily limit and no Daily headers
-  const withHeaders = state.searchRateLimitHeaders || !path.endsWith('/search');
+  const search = req.method === 'POST' && SEARCH_PATH.test(path);
+  // Search answers, 429s included, carry no X-HubSpot-RateLimit-* headers: the headers describe
+  // the ten-second window, which excludes searches (see limits.ts).
+  const withHeaders = state.searchRateLimitHeaders || !search;
   const fault = state.faults.take(path);
   if (fault) {
-    if (withHeaders || fault.status === 429) reply.headers(state.limits.current(auth.app, daily));
+    // An injected ten-second or daily 429 reports the window, as those limits' answers do.
+    const limitFault = fault.status === 429 && fault.policyName !== 'SECONDLY';
+    if (withHeaders || limitFault) reply.headers(state.limits.current(auth.app, daily));
     if (fault.status === 429)
       return reply.code(429).send(rateLimitBody(fault.policyName ?? 'TEN_SECONDLY_ROLLING'));
     if (fault.status === 401)
       return reply.code(401).send(errorBody('EXPIRED_AUTHENTICATION', 'injected expiry'));
     return reply.code(fault.status).send(errorBody('INTERNAL_ERROR', 'injected fault'));
   }
-  const verdict = state.limits.take(auth.app, daily);
-  if (withHeaders || !verdict.allowed) reply.headers(verdict.headers);
+  const verdict = state.limits.take(auth.app, daily, search);
+  if (withHeaders) reply.headers(verdict.headers);
   if (!verdict.allowed) return reply.code(429).send(rateLimitBody(verdict.policy ?? 'TEN_SECONDLY_ROLLING'));
 }
+
+/** `POST /crm/v3/objects/{objectType}/search`, the endpoints under the search limit. */
+const SEARCH_PATH = /^\/crm\/v3\/objects\/[^/]+\/search$/;

@@ -5,7 +5,11 @@ import type { RateLimitPolicy } from './errors.js';
  * HubSpot's request limits per app: a rolling 10-second window (100 requests for private apps)
  * and a daily allowance (250,000+; private apps only, OAuth apps have none), reported in
  * `X-HubSpot-RateLimit-*` headers (developer changelog 2018-11-06 and "rate limit headers for
- * OAuth"). Both are configurable so tests can hit them with a handful of requests.
+ * OAuth"). Searches have a limit of their own: "The search endpoints are rate limited to five
+ * requests per second" (HubSpot CRM search guide, "Limitations"), and the ten-second limit
+ * "excludes the CRM Search API" (HubSpot API usage guidelines), so a search counts in a strict
+ * sliding second and the daily allowance, not in the ten-second window. All are configurable so
+ * tests can hit them with a handful of requests.
  */
 export interface RateLimitOptions {
   /** Requests allowed in any window (default 100). */
@@ -14,7 +18,12 @@ export interface RateLimitOptions {
   windowMs?: number;
   /** Requests per UTC day for private-app tokens (default 250,000). */
   daily?: number;
+  /** Searches allowed in any sliding second (default 5, HubSpot's documented search limit). */
+  searchesPerSecond?: number;
 }
+
+/** The sliding window of the search limit. */
+export const SEARCH_WINDOW_MS = 1_000;
 
 export interface LimitVerdict {
   allowed: boolean;
@@ -34,7 +43,11 @@ export class RateLimits {
   readonly perWindow: number;
   readonly windowMs: number;
   readonly daily: number;
+  readonly searchesPerSecond: number;
+  /** 429s answered by the limiter, by policy (injected faults are not counted). */
+  rejected: Record<RateLimitPolicy, number> = { TEN_SECONDLY_ROLLING: 0, DAILY: 0, SECONDLY: 0 };
   private windows = new Map<string, number[]>();
+  private searches = new Map<string, number[]>();
   private days = new Map<string, { day: number; used: number }>();
 
   constructor(
@@ -44,35 +57,44 @@ export class RateLimits {
     this.perWindow = options.perWindow ?? 100;
     this.windowMs = options.windowMs ?? 10_000;
     this.daily = options.daily ?? 250_000;
+    this.searchesPerSecond = options.searchesPerSecond ?? 5;
   }
 
   reset(): void {
     this.windows.clear();
+    this.searches.clear();
     this.days.clear();
+    this.rejected = { TEN_SECONDLY_ROLLING: 0, DAILY: 0, SECONDLY: 0 };
   }
 
-  /** Counts a request for `app` unless a limit is spent; `daily` is false for OAuth apps. */
-  take(app: string, daily: boolean): LimitVerdict {
+  /**
+   * Counts a request for `app` unless a limit is spent; `daily` is false for OAuth apps, `search`
+   * is true for `POST /crm/v3/objects/{type}/search`.
+   */
+  take(app: string, daily: boolean, search = false): LimitVerdict {
     const now = this.clock.now();
     const stamps = (this.windows.get(app) ?? []).filter((t) => t > now - this.windowMs);
     this.windows.set(app, stamps);
+    const searchStamps = (this.searches.get(app) ?? []).filter((t) => t > now - SEARCH_WINDOW_MS);
+    this.searches.set(app, searchStamps);
     const today = Math.floor(now / 86_400_000);
     let day = this.days.get(app);
     if (!day || day.day !== today) {
       day = { day: today, used: 0 };
       this.days.set(app, day);
     }
-    if (daily && day.used >= this.daily) {
-      return { allowed: false, policy: 'DAILY', headers: this.headers(stamps.length, day.used, daily) };
+    const refuse = (policy: RateLimitPolicy): LimitVerdict => {
+      this.rejected[policy] += 1;
+      return { allowed: false, policy, headers: this.headers(stamps.length, day.used, daily) };
+    };
+    if (daily && day.used >= this.daily) return refuse('DAILY');
+    if (search) {
+      if (searchStamps.length >= this.searchesPerSecond) return refuse('SECONDLY');
+      searchStamps.push(now);
+    } else {
+      if (stamps.length >= this.perWindow) return refuse('TEN_SECONDLY_ROLLING');
+      stamps.push(now);
     }
-    if (stamps.length >= this.perWindow) {
-      return {
-        allowed: false,
-        policy: 'TEN_SECONDLY_ROLLING',
-        headers: this.headers(stamps.length, day.used, daily),
-      };
-    }
-    stamps.push(now);
     day.used += 1;
     return { allowed: true, headers: this.headers(stamps.length, day.used, daily) };
   }

@@ -19,7 +19,9 @@ const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /**
  * Access tokens and the OAuth token endpoint (`POST /services/oauth2/token`): the refresh-token
- * grant and the JWT bearer grant, answering like Salesforce (`instance_url`, `id`, `signature`).
+ * grant and the JWT bearer grant, answering like Salesforce (`instance_url`, `id`, `signature`), as
+ * Salesforce Help "OAuth 2.0 Refresh Token Flow for Renewed Sessions" and "OAuth 2.0 JWT Bearer
+ * Flow for Server-to-Server Integration" describe them.
  */
 export class TokenIssuer {
   private tokens = new Map<string, { userId: string; expiresAt: number }>();

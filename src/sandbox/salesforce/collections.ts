@@ -1,7 +1,11 @@
 import { findField, type FieldDef, type ObjectDef } from './schema.js';
 import { RequestError, type DmlError, type OrgStore, type SfRecord } from './store.js';
 
-/** sObject Collections take at most 200 records per request. */
+/**
+ * sObject Collections take at most 200 records per request and answer 200 with a per-record
+ * `{id, success, errors}` (REST API Developer Guide, "sObject Collections" and "Upsert Multiple
+ * Records with Fewer Round-Trips").
+ */
 export const MAX_COLLECTION_RECORDS = 200;
 
 export interface SaveResult {

@@ -80,6 +80,8 @@ function page(
   return {
     totalSize,
     done: false,
+    // More rows than a page: `done: false` and a nextRecordsUrl to the rest (REST API Developer
+    // Guide, "Execute a SOQL Query").
     nextRecordsUrl: `${req.apiPath}/query/${locator}-${end}`,
     records: rows.slice(offset, end),
   };
@@ -134,7 +136,8 @@ function sobjects(
     const extFd = externalIdField(obj, second);
     const matches = store.matchExternal(obj, extFd, third);
     if (matches.length > 1) {
-      // Several records share the external id: 300 with their URLs, nothing written.
+      // Several records share the external id: 300 with their URLs, nothing written (REST API
+      // Developer Guide, "Status Codes and Error Responses"; upsert answers 201 created, 204 updated).
       return { status: 300, body: matches.map((m) => `${req.apiPath}/sobjects/${obj.name}/${m.Id}`) };
     }
     const existing = matches[0];

@@ -12,7 +12,10 @@ interface Reply {
   headers?: Record<string, string>;
 }
 
-/** Salesforce answers REST errors as a JSON array of `{message, errorCode, fields?}`. */
+/**
+ * Salesforce answers REST errors as a JSON array of `{message, errorCode, fields?}` (REST API
+ * Developer Guide, "Status Codes and Error Responses").
+ */
 function errorReply(status: number, errorCode: string, message: string, fields?: string[]): Reply {
   return { status, body: [{ message, errorCode, ...(fields ? { fields } : {}) }] };
 }
@@ -66,6 +69,8 @@ export function createSandboxServer(
     if (!userId) return errorReply(401, 'INVALID_SESSION_ID', 'Session expired or invalid');
 
     state.apiUsed++;
+    // REST API Developer Guide, "Limit Info Header"; a spent allowance is 403 REQUEST_LIMIT_EXCEEDED
+    // ("Status Codes and Error Responses").
     const limitInfo = { 'Sforce-Limit-Info': `api-usage=${state.apiUsed}/${state.apiLimit}` };
     const fault = state.takeFault(method, path);
     if (fault) return { ...errorReply(fault.status, fault.errorCode, fault.message), headers: limitInfo };

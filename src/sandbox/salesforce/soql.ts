@@ -1,6 +1,8 @@
 /**
  * A small SOQL parser: enough of the language for what crm-sync sends, and strict about the rest
- * (anything else is MALFORMED_QUERY, as Salesforce answers a query it cannot parse).
+ * (anything else is MALFORMED_QUERY, as Salesforce answers a query it cannot parse). Semantics
+ * follow the Salesforce SOQL and SOSL Reference: "Comparison Operators" (= and LIKE ignore case),
+ * "Quoted String Escape Sequences", "Date Formats and Date Literals" and "ORDER BY".
  *
  *   SELECT field[, field…] FROM Object
  *   [WHERE cond]  cond: cond AND|OR cond | NOT cond | (cond) | field op value | field [NOT] IN (v, …)
@@ -182,8 +184,9 @@ class Parser {
           this.pos++;
           desc = true;
         }
-        // SOQL default: nulls first ascending, last descending.
-        let nullsLast = desc;
+        // "By default, null values are sorted first" (NULLS FIRST), ascending and descending alike,
+        // unless NULLS LAST is given (Salesforce SOQL and SOSL Reference, ORDER BY).
+        let nullsLast = false;
         if (this.isWord('NULLS')) {
           this.pos++;
           if (this.isWord('FIRST')) nullsLast = false;

@@ -39,7 +39,7 @@ export interface SandboxStateOptions {
   /** The org's daily API allowance and what is already used of it. */
   apiLimit: number;
   apiUsed: number;
-  /** Records per query page before `nextRecordsUrl` (Salesforce: up to 2,000). */
+  /** Records per query page before `nextRecordsUrl` (Salesforce: 2,000 by default; REST API Developer Guide, "Query Options Header"). */
   queryBatchSize: number;
   clientId: string;
   clientSecret: string;

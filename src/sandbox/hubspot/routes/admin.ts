@@ -43,6 +43,7 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   app.get('/_admin/requests', async () => ({
     total: state.requests.records.length,
     byPath: state.requests.byPath(),
+    rateLimited: state.limits.rejected,
     requests: state.requests.records,
   }));
 

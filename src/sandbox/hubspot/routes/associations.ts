@@ -18,7 +18,11 @@ const MAX_ASSOCIATION_INPUTS = 1000;
 /** Links per input in one batch read; more continue with the input's `after`, as on HubSpot. */
 const BATCH_READ_PAGE = 500;
 
-/** Associations v4: list, batch read, batch create, and the single PUTs (201 labelled, 200 default). */
+/**
+ * Associations v4 (HubSpot associations v4 guide; public spec associations.json): list, batch read
+ * (an input without links is a NO_ASSOCIATIONS_FOUND error in a 207), batch create, and the single
+ * PUTs (201 labelled, 200 default).
+ */
 export function registerAssociations(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
 

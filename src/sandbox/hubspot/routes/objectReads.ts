@@ -4,7 +4,11 @@ import { errorBody, notFound, validationError } from '../errors.js';
 import type { ObjectType } from '../model.js';
 import { matchesSearch, pageOf, sortObjects, validateSearch, type SearchRequest } from '../search.js';
 
-/** Search, read by id (optionally by a unique `idProperty`) and batch read. */
+/**
+ * Search, read by id (optionally by a unique `idProperty`) and batch read, whose missing ids come
+ * back as errors in a 207 (HubSpot CRM objects guide, "Retrieve records"; public spec batch/read
+ * answers 200/207).
+ */
 export function registerObjectReads(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
 

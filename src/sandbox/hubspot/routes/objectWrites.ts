@@ -25,7 +25,11 @@ interface UpsertInput {
   properties?: Props;
 }
 
-/** Create (201), batch create (201), batch upsert on a unique property (200/207), update (200). */
+/**
+ * Create (201), batch create (201), batch upsert on a unique property (200/207), update (200): the
+ * response codes of HubSpot's public CRM object specs (calls.json, notes.json, tasks.json in
+ * HubSpot-public-api-spec-collection), which the SDK accepts and nothing else (wire notes 1.3).
+ */
 export function registerObjectWrites(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
 
