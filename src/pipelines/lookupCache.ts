@@ -3,9 +3,11 @@
  * several calls of a backfill, and the context push and the write-back of one call need the same
  * records; the cache turns those repeats into zero CRM requests. Concurrent asks share one lookup.
  *
- * Live lookups that arrive together (within `coalesceMs`) go to the CRM as one batch lookup: when
- * many calls start at once, a few batched searches instead of several searches per call keep
- * under HubSpot's five searches per second. A failed batch falls back to single lookups.
+ * Live lookups that arrive together (within `coalesceMs`) go to the CRM as one batch lookup, and
+ * while `maxInFlight` batches are already under way new lookups gather for the next one instead of
+ * starting their own: when many calls start at once, a few batched searches instead of several
+ * searches per call keep under HubSpot's five searches per second, and a quiet worker adds no more
+ * than `coalesceMs` to a lookup. A failed batch falls back to single lookups.
  */
 import { lookupKey, type CrmAdapter, type CrmLookup, type Participant } from '../crm/types.js';
 import type { Mapping } from '../mapping/types.js';
@@ -32,11 +34,14 @@ export function createLookupCache(deps: {
   coalesceMs?: number;
   /** Most participants in one coalesced batch (default 100). */
   maxBatch?: number;
+  /** Coalesced batches under way at once; later lookups wait to join the next (default 2). */
+  maxInFlight?: number;
 }): LookupCache {
   const ttlMs = deps.ttlMs ?? 5 * 60_000;
   const maxEntries = deps.maxEntries ?? 5_000;
   const coalesceMs = deps.coalesceMs ?? 10;
   const maxBatch = deps.maxBatch ?? 100;
+  const maxInFlight = deps.maxInFlight ?? 2;
   const fields = lookupFieldsFor(deps.mapping);
   const rule = dealRuleFor(deps.mapping);
   const entries = new Map<string, { at: number; value: Promise<CrmLookup> }>();
@@ -66,26 +71,38 @@ export function createLookupCache(deps: {
     onBatchError?: () => Promise<CrmLookup>,
   ) => found.then((m) => m.get(lookupKey(p.email)) ?? single(p), onBatchError);
 
-  // Lookups waiting for the coalescing window to close.
+  // Lookups waiting for the coalescing window to close, or for a batch under way to finish.
   let waiting: { participant: Participant; settle: (value: Promise<CrmLookup>) => void }[] = [];
   let timer: unknown;
+  let inFlight = 0;
+  /** A window closed while `maxInFlight` batches were out: the next one to end sends the lookups. */
+  let deferred = false;
   const flush = () => {
     if (timer !== undefined) deps.clock.clearTimer(timer);
     timer = undefined;
-    const gathered = waiting;
-    waiting = [];
+    deferred = inFlight >= maxInFlight;
+    if (deferred || waiting.length === 0) return;
+    const gathered = waiting.slice(0, maxBatch);
+    waiting = waiting.slice(maxBatch);
     // The batch answers per address, so a second participant with the same address (another
     // company) is looked up on its own.
     const byAddress = new Map<string, (typeof gathered)[number]>();
     for (const item of gathered) {
       const address = lookupKey(item.participant.email);
-      if (gathered.length > 1 && !byAddress.has(address)) byAddress.set(address, item);
+      if (!byAddress.has(address)) byAddress.set(address, item);
       else item.settle(single(item.participant));
     }
-    if (byAddress.size === 0) return;
+    inFlight += 1;
     const found = batch([...byAddress.values()].map((i) => i.participant));
     for (const { participant, settle } of byAddress.values())
       settle(fromBatch(found, participant, () => single(participant)));
+    const ended = () => {
+      inFlight -= 1;
+      if (deferred) flush();
+    };
+    found.then(ended, ended);
+    // More than one batch's worth waited: the rest goes now, or when a batch ends.
+    if (waiting.length > 0) flush();
   };
   const coalesced = (participant: Participant) =>
     new Promise<CrmLookup>((settle) => {

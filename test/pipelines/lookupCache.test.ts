@@ -112,7 +112,7 @@ describe('lookup cache: live lookups arriving together share one batch lookup', 
     expect(clock.pending()).toBe(0);
   });
 
-  it('starts a new batch after the window closed, and a lone lookup goes out singly', async () => {
+  it('starts a new batch after the window closed; a lone lookup is a batch of one', async () => {
     const clock = new FakeClock();
     const { crm, calls } = fakeCrm({ batch: true });
     const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10 });
@@ -121,8 +121,8 @@ describe('lookup cache: live lookups arriving together share one batch lookup', 
     await first;
     const late = cache.get(people[2]!);
     await clock.advance(10);
-    expect((await late).contact?.id).toBe('single:c@x.example');
-    expect(calls).toEqual({ batch: [['a@x.example', 'b@x.example']], single: ['c@x.example'] });
+    expect((await late).contact?.id).toBe('batch:c@x.example');
+    expect(calls).toEqual({ batch: [['a@x.example', 'b@x.example'], ['c@x.example']], single: [] });
   });
 
   it('sends a full batch at once, without waiting for the window', async () => {
@@ -134,7 +134,43 @@ describe('lookup cache: live lookups arriving together share one batch lookup', 
     expect(calls.batch).toEqual([['a@x.example', 'b@x.example']]);
     await clock.advance(10);
     await answers;
-    expect(calls.single).toEqual(['c@x.example']);
+    expect(calls.batch).toEqual([['a@x.example', 'b@x.example'], ['c@x.example']]);
+  });
+
+  it('while batches are under way, later lookups gather for the next one instead of starting their own', async () => {
+    const clock = new FakeClock();
+    const asked: string[][] = [];
+    const pending: (() => void)[] = [];
+    const crm = {
+      name: 'hubspot',
+      lookup: async () => {
+        throw new Error('no single lookups expected');
+      },
+      lookupMany: (ps: Participant[]) => {
+        asked.push(ps.map((p) => p.email));
+        return new Promise<Map<string, CrmLookup>>((resolve) =>
+          pending.push(() => resolve(new Map(ps.map((p) => [p.email, result(`batch:${p.email}`)])))),
+        );
+      },
+    } as unknown as CrmAdapter;
+    const cache = createLookupCache({ crm, mapping, clock, coalesceMs: 10, maxInFlight: 1 });
+    const first = cache.get({ email: 'a@x.example' });
+    await clock.advance(10);
+    expect(asked).toEqual([['a@x.example']]);
+    // Three more arrive, each after its own window, while the first batch is still out.
+    const later = ['b', 'c', 'd'].map((n) => cache.get({ email: `${n}@x.example` }));
+    await clock.advance(30);
+    expect(asked).toHaveLength(1);
+    pending.shift()!();
+    await first;
+    await clock.advance(0);
+    expect(asked).toEqual([['a@x.example'], ['b@x.example', 'c@x.example', 'd@x.example']]);
+    pending.shift()!();
+    expect((await Promise.all(later)).map((r) => r.contact?.id)).toEqual([
+      'batch:b@x.example',
+      'batch:c@x.example',
+      'batch:d@x.example',
+    ]);
   });
 
   it('falls back to single lookups when the batch fails, and forgets nothing it should keep', async () => {
