@@ -70,9 +70,6 @@ function onlyEngagement(callId: string) {
 }
 
 describe('worker + HubSpot, end to end', () => {
-  it('pushes context for records with empty fields (no first name, no website, no company) and writes them back', async () => {
-    allCalls.push(...(await expectEmptyFieldRecordsSynced(svc, worker)));
-  });
   it('pushes live context, then writes one call engagement with scores, objections and notes on the right records', async () => {
     const { contacts, companies, deals } = hs.state.refs;
     const dana = await createCall(svc, DANA);
@@ -211,6 +208,10 @@ describe('worker + HubSpot, end to end', () => {
     expect(second.replayed).toBeGreaterThan(firstReplay.replayed);
     expect(totalJobs((await worker.status()).jobs.byState)).toBe(jobsBefore);
     expectOneOfEverything();
+  });
+
+  it('pushes context for records with empty fields (no first name, no website, no company) and writes them back', async () => {
+    allCalls.push(...(await expectEmptyFieldRecordsSynced(svc, worker)));
   });
 });
 

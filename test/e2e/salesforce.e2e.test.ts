@@ -60,9 +60,6 @@ afterAll(async () => {
 });
 
 describe('worker + Salesforce, end to end', () => {
-  it('pushes context for records with empty fields (no first name, no website, no company) and writes them back', async () => {
-    await expectEmptyFieldRecordsSynced(svc, worker);
-  });
   it('pushes live context, then writes one call Task with scores and draft EmailMessages on the right records', async () => {
     const danaId = salesforceId(sf, 'Contact', (c) => c.Email === 'dana@umbrella.example');
     const labSupplies = salesforceId(sf, 'Opportunity', (o) => o.Name === 'Umbrella - Lab Supplies');
@@ -140,5 +137,9 @@ describe('worker + Salesforce, end to end', () => {
 
     const status = await worker.status();
     expect(status).toMatchObject({ crm: 'salesforce', calls: { written_back: 2 } });
+  });
+
+  it('pushes context for records with empty fields (no first name, no website, no company) and writes them back', async () => {
+    await expectEmptyFieldRecordsSynced(svc, worker);
   });
 });
