@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { createRequestBudget } from '../budget/index.js';
 import type { AppConfig } from '../config/config.js';
 import { createCrmAdapter } from '../crm/factory.js';
+import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
 import { composeReadiness } from '../http/readiness.js';
 import type { Logger } from '../log/logger.js';
@@ -174,7 +175,7 @@ export async function startWorker(
       clock,
     });
     registerAdminRoutes(http, { db, crm: config.crm, clock, onEnqueued: () => runner.wake() });
-    await http.listen({ port: config.http.port, host: config.http.host });
+    await listenOrNameTheSetting(http, config.http);
     const address = http.server.address();
     const port = typeof address === 'object' && address ? address.port : config.http.port;
     cleanup.unshift(() => http.close());
