@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config/config.js';
 import { rawConfigSchema } from '../../src/config/schema.js';
+import { loadMappings, requiredFields } from '../../src/mapping/index.js';
+import { WEBHOOK_EVENT_TYPES } from '../../src/service/events.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -109,5 +111,34 @@ describe('README', () => {
     ]) {
       expect(readme).toContain(`](${file})`);
     }
+  });
+});
+
+describe('docs/install.md', () => {
+  const guide = read('docs/install.md');
+
+  it('lists every Salesforce field the default mapping needs, with its type and External ID flag', () => {
+    const rows = new Map(
+      [
+        ...guide.matchAll(/^\| (Task|EmailMessage) \| [^|]+ \| `(\w+)` \| ([^|]+) \| (\*\*yes\*\*|no) \|/gm),
+      ].map(([, object, name, type, externalId]) => [
+        `${object}.${name}`,
+        { type: type!.trim(), externalId: externalId !== 'no' },
+      ]),
+    );
+    const mapping = loadMappings(path.join(ROOT, 'config'), 'salesforce');
+    const required = requiredFields(mapping);
+    expect(required.length).toBeGreaterThan(5);
+    for (const field of required) {
+      const row = rows.get(`${field.object}.${field.name}`);
+      expect(row, `${field.object}.${field.name}`).toBeDefined();
+      expect(row?.type).toBe(field.type === 'number' ? 'Number(16, 2)' : 'Text(255)');
+      expect(row?.externalId, `${field.object}.${field.name} External ID`).toBe(field.unique === true);
+    }
+  });
+
+  it('names the webhook events the worker acts on, and only those', () => {
+    const listed = [...guide.matchAll(/^\| `([a-z]+\.[a-z]+)` \|/gm)].map((m) => m[1]);
+    expect(listed).toEqual(WEBHOOK_EVENT_TYPES.filter((t) => t !== 'transcript.ready'));
   });
 });
