@@ -66,27 +66,32 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Reads `${CONFIG_DIR}/crm-sync.yaml` if present: a flat map of the same variable names. */
-export function readConfigFile(configDir: string): Env {
+/**
+ * Reads `${CONFIG_DIR}/crm-sync.yaml` if present: a flat map of the same variable names. Values
+ * that are not plain come back as problems, to be listed with the others.
+ */
+export function readConfigFile(configDir: string): { settings: Env; problems: string[] } {
   const file = path.join(configDir, 'crm-sync.yaml');
-  if (!existsSync(file)) return {};
+  if (!existsSync(file)) return { settings: {}, problems: [] };
   let parsed: unknown;
   try {
     parsed = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
+    // Nothing in the file can be trusted then; the other settings are not checked against it.
     throw new ConfigError([`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`]);
   }
-  if (parsed === null || parsed === undefined) return {};
+  if (parsed === null || parsed === undefined) return { settings: {}, problems: [] };
   if (typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError([`${file}: expected a map of VARIABLE: value`]);
   }
-  const out: Env = {};
+  const settings: Env = {};
+  const problems: string[] = [];
   for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
     if (v === null || v === undefined) continue;
-    if (typeof v === 'object') throw new ConfigError([`${file}: ${k}: expected a plain value`]);
-    out[k] = String(v);
+    if (typeof v === 'object') problems.push(`${file}: ${k}: expected a plain value`);
+    else settings[k] = String(v);
   }
-  return out;
+  return { settings, problems };
 }
 
 export interface LoadOptions {
@@ -97,7 +102,7 @@ export interface LoadOptions {
 /** Validates raw settings into an AppConfig, collecting every problem into one ConfigError. */
 export function parseConfig(env: Env, options: LoadOptions = {}): AppConfig {
   const configDir = env.CONFIG_DIR?.trim() || './config';
-  const fileSettings = readConfigFile(configDir);
+  const { settings: fileSettings, problems: fileProblems } = readConfigFile(configDir);
   const merged: Env = { ...fileSettings, ...env };
   const known = Object.keys(rawConfigSchema.shape);
 
@@ -123,6 +128,7 @@ export function parseConfig(env: Env, options: LoadOptions = {}): AppConfig {
   const problems = [
     ...missing,
     ...malformed.values(),
+    ...fileProblems,
     ...unknownKeyProblems(path.join(configDir, 'crm-sync.yaml'), Object.keys(fileSettings), known),
   ];
 

@@ -142,11 +142,12 @@ describe('configuration faults, all at once', () => {
     try {
       writeFileSync(
         path.join(dir, 'crm-sync.yaml'),
-        'SERVICE_API_KY: k\nPOLL_SCHEDUEL: "* * * * *"\nservice_plan: team\nCOLOUR_SCHEME: dark\n',
+        'SERVICE_API_KY: k\nPOLL_SCHEDUEL: "* * * * *"\nservice_plan: team\nCOLOUR_SCHEME: dark\nPORT: [80]\n',
       );
       const problems = problemsOf({ ...base, CONFIG_DIR: dir, HUBSPOT_ACCESS_TOKEN: 't' });
       const file = path.join(dir, 'crm-sync.yaml');
       expect(problems).toEqual([
+        `${file}: PORT: expected a plain value`,
         `${file}: unknown key SERVICE_API_KY (did you mean SERVICE_API_KEY?)`,
         `${file}: unknown key POLL_SCHEDUEL (did you mean POLL_SCHEDULE?)`,
         `${file}: unknown key service_plan (did you mean SERVICE_PLAN?)`,
