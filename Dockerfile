@@ -1,6 +1,10 @@
 # syntax=docker/dockerfile:1
-# Build stage: install everything, generate the Prisma client, compile TypeScript.
-FROM node:20-bookworm-slim AS build
+# crm-sync worker image. test/image/runtimeStage.test.ts replays this file's COPY and RUN steps
+# in a temp dir (no Docker daemon in CI), measures the runtime stage and runs the worker from it.
+
+# Build stage: install everything, generate the Prisma client, compile TypeScript, then cut
+# node_modules down to what the compiled worker loads.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY prisma ./prisma
@@ -8,10 +12,19 @@ COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+# The sandboxes are trial and test stand-ins, not part of a production worker.
+RUN npm run build && rm -rf dist/sandbox
+# Production dependencies only. --omit=optional --omit=peer: @prisma/client declares prisma and
+# typescript as optional peers, which keeps both (and Prisma Studio) through a plain
+# `--omit=dev`. Then files nothing loads at run time: source maps, type declarations, docs, and
+# the Prisma query compilers of the databases crm-sync does not use (it runs on PostgreSQL only).
+RUN npm prune --omit=dev --omit=optional --omit=peer --no-audit --no-fund \
+ && find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.md' \) -delete \
+ && find node_modules/@prisma/client/runtime -type f -name 'query_compiler_*' ! -name '*postgresql*' -delete
 
-# Runtime stage: production dependencies and compiled code only, as a non-root user.
-FROM node:20-bookworm-slim AS runtime
+# Runtime stage: production dependencies, compiled code, migrations and the shipped mapping
+# files, run as the image's non-root `node` user.
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     CONFIG_DIR=/app/config \
     DATA_DIR=/data \

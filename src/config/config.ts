@@ -2,6 +2,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { resolvePlan, type PlanLimits, type PlanName } from '../budget/plans.js';
+import { requiredProblems, unknownKeyProblems } from './problems.js';
 import { rawConfigSchema, SECRET_KEYS, type RawConfig } from './schema.js';
 
 export type CrmName = 'hubspot' | 'salesforce';
@@ -56,34 +57,41 @@ export interface AppConfig {
 /** Thrown at start when configuration is missing or wrong; `problems` name each variable. */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(
+      `Invalid configuration (${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }
 
 type Env = Record<string, string | undefined>;
 
-/** Reads `${CONFIG_DIR}/crm-sync.yaml` if present: a flat map of the same variable names. */
-export function readConfigFile(configDir: string): Env {
+/**
+ * Reads `${CONFIG_DIR}/crm-sync.yaml` if present: a flat map of the same variable names. Values
+ * that are not plain come back as problems, to be listed with the others.
+ */
+export function readConfigFile(configDir: string): { settings: Env; problems: string[] } {
   const file = path.join(configDir, 'crm-sync.yaml');
-  if (!existsSync(file)) return {};
+  if (!existsSync(file)) return { settings: {}, problems: [] };
   let parsed: unknown;
   try {
     parsed = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
+    // Nothing in the file can be trusted then; the other settings are not checked against it.
     throw new ConfigError([`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`]);
   }
-  if (parsed === null || parsed === undefined) return {};
+  if (parsed === null || parsed === undefined) return { settings: {}, problems: [] };
   if (typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError([`${file}: expected a map of VARIABLE: value`]);
   }
-  const out: Env = {};
+  const settings: Env = {};
+  const problems: string[] = [];
   for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
     if (v === null || v === undefined) continue;
-    if (typeof v === 'object') throw new ConfigError([`${file}: ${k}: expected a plain value`]);
-    out[k] = String(v);
+    if (typeof v === 'object') problems.push(`${file}: ${k}: expected a plain value`);
+    else settings[k] = String(v);
   }
-  return out;
+  return { settings, problems };
 }
 
 export interface LoadOptions {
@@ -94,41 +102,68 @@ export interface LoadOptions {
 /** Validates raw settings into an AppConfig, collecting every problem into one ConfigError. */
 export function parseConfig(env: Env, options: LoadOptions = {}): AppConfig {
   const configDir = env.CONFIG_DIR?.trim() || './config';
-  const merged: Env = { ...readConfigFile(configDir), ...env };
+  const { settings: fileSettings, problems: fileProblems } = readConfigFile(configDir);
+  const merged: Env = { ...fileSettings, ...env };
   const known = Object.keys(rawConfigSchema.shape);
-  const picked: Env = {};
-  for (const k of known) picked[k] = merged[k];
 
-  const result = rawConfigSchema.safeParse(picked);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const key = String(issue.path[0] ?? 'config');
-      const secret = (SECRET_KEYS as readonly string[]).includes(key);
-      // Never echo a secret's value back in an error.
-      const got = !secret && picked[key] !== undefined ? ` (got "${picked[key]}")` : '';
-      return `${key}: ${issue.message}${got}`;
-    });
-    throw new ConfigError(problems);
+  // Each setting is checked on its own, so one malformed value does not hide the others, nor a
+  // missing one; the message then lists every fault together.
+  const malformed = new Map<string, string>();
+  const parsed: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(rawConfigSchema.shape)) {
+    const result = field.safeParse(merged[key]);
+    if (result.success) {
+      parsed[key] = result.data;
+      continue;
+    }
+    const secret = (SECRET_KEYS as readonly string[]).includes(key);
+    // Never echo a secret's value back in an error.
+    const got = !secret && merged[key] !== undefined ? ` (got "${merged[key]}")` : '';
+    malformed.set(key, `${key}: ${result.error.issues[0]?.message ?? 'invalid'}${got}`);
   }
-  const raw = result.data;
-  const problems = [...requiredProblems(raw, options)];
+  const raw = parsed as Partial<RawConfig>;
+  const missing = [...requiredProblems(raw, options.require ?? {})].filter(
+    (problem) => !malformed.has(problem.slice(0, problem.indexOf(':'))),
+  );
+  const problems = [
+    ...missing,
+    ...malformed.values(),
+    ...fileProblems,
+    ...unknownKeyProblems(path.join(configDir, 'crm-sync.yaml'), Object.keys(fileSettings), known),
+  ];
+
   let limits: PlanLimits | undefined;
-  try {
-    limits = resolvePlan(raw.SERVICE_PLAN as PlanName, {
-      ratePerMinute: raw.SERVICE_RATE_PER_MINUTE,
-      burstPerSecond: raw.SERVICE_BURST_PER_SECOND,
-      dailyCap: raw.SERVICE_DAILY_CAP === 'unlimited' ? null : raw.SERVICE_DAILY_CAP,
-    });
-  } catch (err) {
-    problems.push(`SERVICE_PLAN: ${(err as Error).message}`);
+  const planKeys = [
+    'SERVICE_PLAN',
+    'SERVICE_RATE_PER_MINUTE',
+    'SERVICE_BURST_PER_SECOND',
+    'SERVICE_DAILY_CAP',
+  ];
+  if (!planKeys.some((key) => malformed.has(key))) {
+    try {
+      limits = resolvePlan(raw.SERVICE_PLAN as PlanName, {
+        ratePerMinute: raw.SERVICE_RATE_PER_MINUTE,
+        burstPerSecond: raw.SERVICE_BURST_PER_SECOND,
+        dailyCap: raw.SERVICE_DAILY_CAP === 'unlimited' ? null : raw.SERVICE_DAILY_CAP,
+      });
+    } catch (err) {
+      problems.push(`SERVICE_PLAN: ${(err as Error).message}`);
+    }
   }
-  if (limits && raw.SERVICE_LIVE_WINDOW_RESERVE >= limits.burstPerSecond) {
+  if (
+    limits &&
+    raw.SERVICE_LIVE_WINDOW_RESERVE !== undefined &&
+    raw.SERVICE_LIVE_WINDOW_RESERVE >= limits.burstPerSecond
+  ) {
     problems.push(
       `SERVICE_LIVE_WINDOW_RESERVE: expected fewer than the burst limit (${limits.burstPerSecond}), got ${raw.SERVICE_LIVE_WINDOW_RESERVE}`,
     );
   }
   if (problems.length > 0 || !limits) throw new ConfigError(problems);
+  return toAppConfig(raw as RawConfig, limits);
+}
 
+function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
   return {
     service: {
       baseUrl: raw.SERVICE_API_BASE_URL ?? '',
@@ -168,34 +203,6 @@ export function parseConfig(env: Env, options: LoadOptions = {}): AppConfig {
     logLevel: raw.LOG_LEVEL,
     configDir: raw.CONFIG_DIR,
   };
-}
-
-function* requiredProblems(raw: RawConfig, options: LoadOptions): Generator<string> {
-  if (options.require?.service) {
-    if (!raw.SERVICE_API_BASE_URL)
-      yield 'SERVICE_API_BASE_URL: required (the Service API base URL, e.g. https://api.example.com)';
-    if (!raw.SERVICE_API_KEY) yield 'SERVICE_API_KEY: required (the Service API key)';
-    if (!raw.SERVICE_WEBHOOK_SECRET) yield 'SERVICE_WEBHOOK_SECRET: required (the webhook signing secret)';
-  }
-  if (!options.require?.crm) return;
-  if (raw.CRM === 'hubspot') {
-    const oauth = [raw.HUBSPOT_CLIENT_ID, raw.HUBSPOT_CLIENT_SECRET, raw.HUBSPOT_REFRESH_TOKEN];
-    if (!raw.HUBSPOT_ACCESS_TOKEN && !oauth.every(Boolean)) {
-      const missing = ['HUBSPOT_CLIENT_ID', 'HUBSPOT_CLIENT_SECRET', 'HUBSPOT_REFRESH_TOKEN'].filter(
-        (_, i) => !oauth[i],
-      );
-      yield `HUBSPOT_ACCESS_TOKEN: required when CRM=hubspot, unless OAuth is set up (missing: ${missing.join(', ')})`;
-    }
-  } else {
-    const refresh = [raw.SALESFORCE_CLIENT_ID, raw.SALESFORCE_CLIENT_SECRET, raw.SALESFORCE_REFRESH_TOKEN];
-    const jwt = [raw.SALESFORCE_CLIENT_ID, raw.SALESFORCE_USERNAME, raw.SALESFORCE_JWT_PRIVATE_KEY];
-    if (!raw.SALESFORCE_ACCESS_TOKEN && !refresh.every(Boolean) && !jwt.every(Boolean)) {
-      yield 'SALESFORCE_ACCESS_TOKEN: required when CRM=salesforce, unless SALESFORCE_CLIENT_ID + SALESFORCE_CLIENT_SECRET + SALESFORCE_REFRESH_TOKEN (refresh flow) or SALESFORCE_CLIENT_ID + SALESFORCE_USERNAME + SALESFORCE_JWT_PRIVATE_KEY (JWT bearer flow) are set';
-    }
-    if (raw.SALESFORCE_ACCESS_TOKEN && !raw.SALESFORCE_INSTANCE_URL) {
-      yield 'SALESFORCE_INSTANCE_URL: required with SALESFORCE_ACCESS_TOKEN (e.g. https://yourorg.my.salesforce.com)';
-    }
-  }
 }
 
 /** Loads configuration from the process environment (and the optional file). */

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { PLAN_NAMES } from '../budget/plans.js';
 
@@ -19,6 +21,27 @@ const positiveInt = z.coerce
   .int('expected a whole number')
   .positive('expected a number above 0');
 const optionalPositiveInt = optionalText.pipe(positiveInt.optional());
+
+/** An IP address or an RFC 1123 host name (what `listen` accepts), checked before the worker binds. */
+const hostName = z
+  .string()
+  .refine(
+    (v) =>
+      isIP(v) !== 0 ||
+      /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(v),
+    'expected an IP address or host name to listen on, such as 0.0.0.0, :: or 127.0.0.1',
+  );
+
+/** A node-cron schedule (5 fields, or 6 with seconds first); the message says which field is wrong. */
+const cronSchedule = z.string().superRefine((v, ctx) => {
+  const result = validateDetailed(v);
+  if (result.valid) return;
+  const reason = result.errors.map((e) => e.message).join('; ');
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a cron schedule such as "*/30 * * * * *" (every 30 s): ${reason}`,
+  });
+});
 
 export const SECRET_KEYS = [
   'SERVICE_API_KEY',
@@ -106,9 +129,9 @@ export const rawConfigSchema = z.object({
       .max(65535, 'expected a port number')
       .default(8080),
   ),
-  HOST: optionalText.pipe(z.string().default('0.0.0.0')),
+  HOST: optionalText.pipe(hostName.default('0.0.0.0')),
   WEBHOOK_MAX_BODY_BYTES: optionalText.pipe(positiveInt.default(1_048_576)),
-  POLL_SCHEDULE: optionalText.pipe(z.string().default('*/30 * * * * *')),
+  POLL_SCHEDULE: optionalText.pipe(cronSchedule.default('*/30 * * * * *')),
   LOG_LEVEL: optionalText.pipe(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {

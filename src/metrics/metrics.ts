@@ -26,6 +26,8 @@ export type BudgetStatsSource = () => BudgetStats;
 export type JobQueueDepthSource = () => Promise<JobQueueDepth[]>;
 /** Number of synced calls per sync state. */
 export type SyncCallsSource = () => Promise<Record<string, number>>;
+/** When the poller last saved its cursor into the Service's call list (null before its first walk). */
+export type CursorUpdatedSource = () => Promise<Date | null>;
 
 export interface Metrics {
   readonly registry: Registry;
@@ -40,9 +42,12 @@ export interface Metrics {
   /** From a call's start event to its CRM context accepted by the Service. */
   readonly contextPushLatency: Histogram;
   readonly crmRequests: Counter<'crm' | 'status'>;
+  /** 1 while the CRM accepts crm-sync's credentials, 0 once it has rejected them (alerting). */
+  readonly crmCredentialsOk: Gauge<'crm'>;
   setBudgetStatsSource(fn: BudgetStatsSource | null): void;
   setJobQueueDepthSource(fn: JobQueueDepthSource | null): void;
   setSyncCallsSource(fn: SyncCallsSource | null): void;
+  setCursorUpdatedSource(fn: CursorUpdatedSource | null): void;
   /** The exposition text of every metric on the registry. */
   render(): Promise<string>;
 }
@@ -63,6 +68,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
   let budgetSource: BudgetStatsSource | null = null;
   let jobQueueSource: JobQueueDepthSource | null = null;
   let syncCallsSource: SyncCallsSource | null = null;
+  let cursorSource: CursorUpdatedSource | null = null;
 
   const sourceErrors = new Counter({
     name: 'crmsync_metrics_source_errors_total',
@@ -135,6 +141,12 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       labelNames: ['crm', 'status'] as const,
       registers,
     }),
+    crmCredentialsOk: new Gauge({
+      name: 'crmsync_crm_credentials_ok',
+      help: 'Whether the CRM accepts the configured credentials: 1 accepted, 0 rejected',
+      labelNames: ['crm'] as const,
+      registers,
+    }),
     setBudgetStatsSource: (fn) => {
       budgetSource = fn;
     },
@@ -143,6 +155,9 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
     },
     setSyncCallsSource: (fn) => {
       syncCallsSource = fn;
+    },
+    setCursorUpdatedSource: (fn) => {
+      cursorSource = fn;
     },
     render: () => registry.metrics(),
   };
@@ -222,6 +237,22 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       } catch {
         this.reset();
         sourceErrors.inc({ source: 'sync_calls' });
+      }
+    },
+  });
+
+  new Gauge({
+    name: 'crmsync_cursor_updated_timestamp_seconds',
+    help: "When the poller last saved its cursor into the Service's call list (Unix time); alert on its age",
+    registers,
+    async collect() {
+      if (!cursorSource) return this.set(Number.NaN);
+      try {
+        const updated = await cursorSource();
+        this.set(updated ? updated.getTime() / 1000 : Number.NaN);
+      } catch {
+        this.set(Number.NaN);
+        sourceErrors.inc({ source: 'cursor' });
       }
     },
   });

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { createRequestBudget } from '../budget/index.js';
 import type { AppConfig } from '../config/config.js';
 import { createCrmAdapter } from '../crm/factory.js';
+import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
 import { composeReadiness } from '../http/readiness.js';
 import type { Logger } from '../log/logger.js';
@@ -16,6 +17,7 @@ import { createLookupCache } from '../pipelines/lookupCache.js';
 import { createServiceClient } from '../service/index.js';
 import { openDatabase } from '../store/database.js';
 import { createDbSlotLedger } from '../store/dbSlotLedger.js';
+import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
 import { migrate } from '../store/migrations.js';
 import { countSyncStatusByState } from '../store/syncStatusRepo.js';
@@ -23,7 +25,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { closeHttp } from './closeHttp.js';
 import { createDbInbox } from './inbox.js';
-import { createPoller } from './poller.js';
+import { createPoller, POLL_CURSOR } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
 import { recordExhaustedJobs } from './jobOutcome.js';
 import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
@@ -138,6 +140,7 @@ export async function startWorker(
       });
     metrics.setBudgetStatsSource(() => budget.stats());
     metrics.setSyncCallsSource(() => countSyncStatusByState(db, { crm: config.crm }));
+    metrics.setCursorUpdatedSource(async () => (await getCursor(db, POLL_CURSOR))?.updatedAt ?? null);
     metrics.setJobQueueDepthSource(async () =>
       (await countJobs(db)).map((j) => ({
         state: j.state,
@@ -174,7 +177,7 @@ export async function startWorker(
       clock,
     });
     registerAdminRoutes(http, { db, crm: config.crm, clock, onEnqueued: () => runner.wake() });
-    await http.listen({ port: config.http.port, host: config.http.host });
+    await listenOrNameTheSetting(http, config.http);
     const address = http.server.address();
     const port = typeof address === 'object' && address ? address.port : config.http.port;
     cleanup.unshift(() => http.close());

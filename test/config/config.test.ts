@@ -1,5 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../src/config/config.js';
+import { limitWarnings } from '../../src/config/problems.js';
+import { listenOrNameTheSetting } from '../../src/http/listen.js';
 import { redactConfig } from '../../src/config/redact.js';
 
 const base = {
@@ -77,5 +84,110 @@ describe('configuration', () => {
     for (const secret of ['key-123', 'whsec-456', 'pat-secret', ':pw@'])
       expect(printed).not.toContain(secret);
     expect(printed).toContain('postgres://u:[redacted]@h/db');
+  });
+});
+
+describe('configuration faults, all at once', () => {
+  it('lists three missing and two malformed variables in one message', () => {
+    const env = {
+      CONFIG_DIR: '/nonexistent-crm-sync-config',
+      HUBSPOT_ACCESS_TOKEN: 'pat-secret',
+      PORT: 'eighty',
+      POLL_SCHEDULE: 'every minute',
+    };
+    let error: unknown;
+    try {
+      parseConfig(env, { require: { service: true, crm: true } });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const { problems, message } = error as ConfigError;
+    expect(problems.map((p) => p.slice(0, p.indexOf(':')))).toEqual([
+      'SERVICE_API_BASE_URL',
+      'SERVICE_API_KEY',
+      'SERVICE_WEBHOOK_SECRET',
+      'PORT',
+      'POLL_SCHEDULE',
+    ]);
+    expect(message).toMatch(/^Invalid configuration \(5 problems\):\n/);
+    expect(message).toContain('PORT: expected a port number (got "eighty")');
+    expect(message).toContain('POLL_SCHEDULE: expected a cron schedule');
+    expect(message).toContain('expected 5 or 6 fields but got 2');
+    expect(message).not.toContain('pat-secret');
+  });
+
+  it('does not also call a malformed required variable missing', () => {
+    const problems = problemsOf({ ...base, SERVICE_API_BASE_URL: 'ftp://x', HUBSPOT_ACCESS_TOKEN: 't' });
+    expect(problems).toEqual([expect.stringMatching(/^SERVICE_API_BASE_URL: expected an http\(s\) URL/)]);
+  });
+
+  it('names POLL_SCHEDULE and the cron field at fault', () => {
+    const problems = problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', POLL_SCHEDULE: '61 * * * *' });
+    expect(problems).toEqual([
+      expect.stringMatching(/^POLL_SCHEDULE: .*61 is a invalid expression for minute/),
+    ]);
+    expect(parseConfig({ ...base, POLL_SCHEDULE: '*/5 * * * *' }).pollSchedule).toBe('*/5 * * * *');
+  });
+
+  it('names HOST when it is not an address', () => {
+    const problems = problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', HOST: 'http://0.0.0.0:8080' });
+    expect(problems).toEqual([expect.stringMatching(/^HOST: expected an IP address or host name/)]);
+    for (const host of ['::', '127.0.0.1', 'worker-1.internal'])
+      expect(parseConfig({ ...base, HOST: host }).http.host).toBe(host);
+  });
+
+  it('reports unknown keys of crm-sync.yaml with the closest known name', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'crm-sync-config-'));
+    try {
+      writeFileSync(
+        path.join(dir, 'crm-sync.yaml'),
+        'SERVICE_API_KY: k\nPOLL_SCHEDUEL: "* * * * *"\nservice_plan: team\nCOLOUR_SCHEME: dark\nPORT: [80]\n',
+      );
+      const problems = problemsOf({ ...base, CONFIG_DIR: dir, HUBSPOT_ACCESS_TOKEN: 't' });
+      const file = path.join(dir, 'crm-sync.yaml');
+      expect(problems).toEqual([
+        `${file}: PORT: expected a plain value`,
+        `${file}: unknown key SERVICE_API_KY (did you mean SERVICE_API_KEY?)`,
+        `${file}: unknown key POLL_SCHEDUEL (did you mean POLL_SCHEDULE?)`,
+        `${file}: unknown key service_plan (did you mean SERVICE_PLAN?)`,
+        `${file}: unknown key COLOUR_SCHEME`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("warns when limits are set above the plan's published numbers", () => {
+    const c = parseConfig({ ...base, SERVICE_RATE_PER_MINUTE: '100', SERVICE_DAILY_CAP: 'unlimited' });
+    const warnings = limitWarnings(c.service.plan, c.service.limits);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^SERVICE_RATE_PER_MINUTE=100 is above the sales plan's published 60/);
+    expect(warnings[1]).toMatch(/^SERVICE_DAILY_CAP=unlimited is above the sales plan's published 10000/);
+    const within = parseConfig({ ...base, SERVICE_PLAN: 'team', SERVICE_RATE_PER_MINUTE: '120' });
+    expect(limitWarnings(within.service.plan, within.service.limits)).toEqual([]);
+    const enterprise = parseConfig({
+      ...base,
+      SERVICE_PLAN: 'enterprise',
+      SERVICE_RATE_PER_MINUTE: '6000',
+      SERVICE_BURST_PER_SECOND: '500',
+    });
+    expect(limitWarnings(enterprise.service.plan, enterprise.service.limits)).toEqual([]);
+  });
+
+  it('names HOST or PORT when the worker cannot listen', async () => {
+    const holder = Fastify();
+    await holder.listen({ host: '127.0.0.1', port: 0 });
+    const taken = (holder.server.address() as AddressInfo).port;
+    try {
+      await expect(listenOrNameTheSetting(Fastify(), { host: '127.0.0.1', port: taken })).rejects.toThrow(
+        new RegExp(`PORT: cannot listen on port ${taken} \\(already in use\\)`),
+      );
+      await expect(
+        listenOrNameTheSetting(Fastify(), { host: 'no-such-host.invalid', port: 0 }),
+      ).rejects.toThrow(/HOST: cannot listen on "no-such-host.invalid"/);
+    } finally {
+      await holder.close();
+    }
   });
 });

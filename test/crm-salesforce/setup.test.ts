@@ -56,12 +56,47 @@ describe('Salesforce verifySetup', () => {
     ]);
     const byName = Object.fromEntries(report.checks.map((c) => [c.name, c]));
     expect(byName['Task.Subject']).toMatchObject({ ok: false, detail: 'is string, needs number' });
-    expect(byName['Task.CallDisposition']).toMatchObject({ ok: false, detail: 'not a unique External ID' });
+    expect(byName['Task.CallDisposition']).toMatchObject({
+      ok: false,
+      detail: 'string, but not marked External ID (upserts on it are refused)',
+      fix: 'Edit Task.CallDisposition: tick External ID and Unique',
+    });
     expect(byName['Task.IsClosed']).toMatchObject({
       ok: false,
       detail: 'not writable by the integration user',
     });
     expect(byName['Task.Description']).toMatchObject({ ok: true });
+    expect(report.ok).toBe(false);
+  });
+
+  it('checks the External ID and Unique flags of the upsert keys, not only their type', async () => {
+    sb = await startSalesforceSandbox({ jwtKeys: testJwtKeys() });
+    const fields = [...sb.state.store.schema.values()].flatMap((o) =>
+      o.fields.filter((f) => f.name === 'CrmSync_Followup_Id__c').map((f) => ({ object: o.name, f })),
+    );
+    const onEmail = fields.find((x) => x.object === 'EmailMessage')!.f;
+    const onTask = fields.find((x) => x.object === 'Task')!.f;
+    // An admin created the fields as plain Text(255): External ID unticked on one, Unique on the other.
+    onEmail.externalId = false;
+    onTask.unique = false;
+    const report = await createSalesforceAdapter({ config: sandboxConfig(sb) }).verifySetup([
+      { object: 'EmailMessage', name: 'CrmSync_Followup_Id__c', type: 'string', unique: true },
+      { object: 'Task', name: 'CrmSync_Followup_Id__c', type: 'string', unique: true },
+    ]);
+    expect(report.checks.slice(1)).toEqual([
+      {
+        name: 'EmailMessage.CrmSync_Followup_Id__c',
+        ok: false,
+        detail: 'string, but not marked External ID (upserts on it are refused)',
+        fix: 'Edit EmailMessage.CrmSync_Followup_Id__c: tick External ID',
+      },
+      {
+        name: 'Task.CrmSync_Followup_Id__c',
+        ok: false,
+        detail: 'External ID, but not Unique',
+        fix: 'Edit Task.CrmSync_Followup_Id__c: tick Unique',
+      },
+    ]);
     expect(report.ok).toBe(false);
   });
 

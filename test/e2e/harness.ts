@@ -128,9 +128,14 @@ export interface WorkerProcess {
 }
 
 /** Starts `crm-sync start` as a child process and resolves once GET /readyz answers 200. */
-export async function startWorkerProcess(env: WorkerEnv, timeoutMs = 30_000): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'start'], {
-    cwd: REPO_ROOT,
+export async function startWorkerProcess(
+  env: WorkerEnv,
+  timeoutMs = 30_000,
+  /** Where to run `bin/crm-sync.js` from: the checkout, or an installed copy (the image test). */
+  root = REPO_ROOT,
+): Promise<WorkerProcess> {
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'bin', 'crm-sync.js'), 'start'], {
+    cwd: root,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

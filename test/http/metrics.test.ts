@@ -111,3 +111,31 @@ describe('createMetrics', () => {
     expect(next).toContain('crmsync_metrics_source_errors_total{source="job_queue"} 1');
   });
 });
+
+describe('metrics for alerting', () => {
+  it('reads the cursor time at scrape time, NaN (prom-client prints Nan) before the first walk or when the source fails', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    expect(await m.render()).toContain('crmsync_cursor_updated_timestamp_seconds Nan');
+    let updated: Date | null = null;
+    m.setCursorUpdatedSource(async () => {
+      if (updated === undefined) throw new Error('db down');
+      return updated;
+    });
+    expect(await m.render()).toContain('crmsync_cursor_updated_timestamp_seconds Nan');
+    updated = new Date('2026-11-25T10:00:00.500Z');
+    expect(await m.render()).toContain(
+      `crmsync_cursor_updated_timestamp_seconds ${Date.parse('2026-11-25T10:00:00.500Z') / 1000}`,
+    );
+    updated = undefined as unknown as null;
+    const text = await m.render();
+    expect(text).toContain('crmsync_cursor_updated_timestamp_seconds Nan');
+    // The error counter is collected before this gauge, so the failure shows in the next scrape.
+    expect(await m.render()).toContain('crmsync_metrics_source_errors_total{source="cursor"} 1');
+  });
+
+  it('defines the CRM credentials gauge, 1 accepted and 0 rejected, by crm', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    m.crmCredentialsOk.set({ crm: 'hubspot' }, 0);
+    expect(await m.render()).toContain('crmsync_crm_credentials_ok{crm="hubspot"} 0');
+  });
+});

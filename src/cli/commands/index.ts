@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerSandbox } from './sandbox.js';
 import { registerMigrate } from './migrate.js';
+import { registerDb } from './db.js';
 import { registerMappings } from './mappings.js';
 import { openPreviewSource } from './mappingsPreview.js';
 import { registerDoctor } from './doctor.js';
@@ -19,6 +20,7 @@ export function registerCommands(program: Command): void {
   registerMatch(program);
   registerSandbox(program);
   registerMigrate(program);
+  registerDb(program);
   registerMappings(program, { openPreviewSource });
   registerDoctor(program);
 }

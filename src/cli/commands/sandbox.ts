@@ -18,7 +18,7 @@ export function registerSandbox(program: Command): void {
     .option('--fault-rate <r>', 'share of requests answered 5xx (0..1)', '0')
     .option('--latency-ms <ms>', 'added latency per request', '0')
     .action(async (opts) => {
-      const { runServiceSandbox } = await import('../../sandbox/service/main.js');
+      const { runServiceSandbox } = await loadSandbox(() => import('../../sandbox/service/main.js'));
       await runServiceSandbox(opts);
     });
   sandbox
@@ -27,7 +27,7 @@ export function registerSandbox(program: Command): void {
     .option('--port <port>', 'port to listen on (0 = any free port)', '0')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .action(async (opts) => {
-      const { runHubSpotSandbox } = await import('../../sandbox/hubspot/main.js');
+      const { runHubSpotSandbox } = await loadSandbox(() => import('../../sandbox/hubspot/main.js'));
       await runHubSpotSandbox(opts);
     });
   sandbox
@@ -36,7 +36,23 @@ export function registerSandbox(program: Command): void {
     .option('--port <port>', 'port to listen on (0 = any free port)', '0')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .action(async (opts) => {
-      const { runSalesforceSandbox } = await import('../../sandbox/salesforce/main.js');
+      const { runSalesforceSandbox } = await loadSandbox(() => import('../../sandbox/salesforce/main.js'));
       await runSalesforceSandbox(opts);
     });
+}
+
+/** The Docker image leaves the sandboxes out (test stand-ins); say so instead of a bare import error. */
+async function loadSandbox<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND';
+    if (missing && /[\\/]sandbox[\\/]/.test((err as Error).message)) {
+      throw new Error(
+        'the sandboxes are not part of this installation (the Docker image leaves them out); run them from a source checkout',
+        { cause: err },
+      );
+    }
+    throw err;
+  }
 }

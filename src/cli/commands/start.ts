@@ -13,11 +13,13 @@ export function registerStart(program: Command): void {
     .action(async (opts: { drainSeconds: string }) => {
       const { loadConfig } = await import('../../config/config.js');
       const { redactConfig } = await import('../../config/redact.js');
+      const { limitWarnings } = await import('../../config/problems.js');
       const { createLogger } = await import('../../log/logger.js');
       const { startWorker } = await import('../../worker/app.js');
       const config = loadConfig({ require: { service: true, crm: true } });
       const logger = createLogger({ level: config.logLevel });
       logger.debug({ config: redactConfig(config) }, 'configuration');
+      for (const warning of limitWarnings(config.service.plan, config.service.limits)) logger.warn(warning);
       const worker = await startWorker(config, { logger });
       console.log(`crm-sync worker listening on ${worker.url} (webhooks at ${worker.url}/webhooks)`);
       await new Promise<void>((resolve) => {

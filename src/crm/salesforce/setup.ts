@@ -42,12 +42,22 @@ function checkField(req: FieldRequirement, field: FieldInfo | undefined): SetupC
       fix: `Change ${name} to ${fieldRecipe(req).split(': ')[1]}, or map another field`,
     };
   }
-  if (req.unique && !(field.externalId && field.unique)) {
+  // Upserts address records by an External ID field; Salesforce refuses one on any other field,
+  // and without Unique two records could carry the same call id.
+  if (req.unique && !field.externalId) {
     return {
       name,
       ok: false,
-      detail: 'not a unique External ID',
-      fix: `Edit ${name}: tick External ID and Unique`,
+      detail: `${field.type}, but not marked External ID (upserts on it are refused)`,
+      fix: `Edit ${name}: tick External ID${field.unique ? '' : ' and Unique'}`,
+    };
+  }
+  if (req.unique && !field.unique) {
+    return {
+      name,
+      ok: false,
+      detail: 'External ID, but not Unique',
+      fix: `Edit ${name}: tick Unique`,
     };
   }
   if (!field.createable || !field.updateable) {
