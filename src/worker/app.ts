@@ -22,6 +22,7 @@ import { countSyncStatusByState } from '../store/syncStatusRepo.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { closeHttp } from './closeHttp.js';
+import { createHousekeeping } from './housekeeping.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
@@ -110,8 +111,16 @@ export async function startWorker(
       { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics }, clock, logger },
       DEFAULT_RUNNER_OPTIONS,
     );
+    const housekeeping = createHousekeeping({
+      db,
+      crm: config.crm,
+      clock,
+      logger,
+      onRequeued: (call) => metrics.callsRequeued.inc({ state: call.state }),
+      onEnqueued: () => runner.wake(),
+    });
     const poller = createPoller(
-      { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake() },
+      { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake(), housekeeping },
       {
         schedule: config.pollSchedule,
         workerId,
