@@ -52,6 +52,15 @@ export function formatStatus(s: StatusSnapshot): string {
       ),
     );
   }
+  if (s.recentSkips.length > 0) {
+    lines.push('', 'Recently skipped');
+    lines.push(
+      formatTable(
+        ['call', 'at', 'reason'],
+        s.recentSkips.map((k) => [k.callId, k.at, (k.reason ?? '').slice(0, 80)]),
+      ),
+    );
+  }
   return lines.join('\n');
 }
 
