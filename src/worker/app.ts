@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createRequestBudget } from '../budget/index.js';
 import type { AppConfig } from '../config/config.js';
+import { credentialAdvice } from '../crm/credentials.js';
 import { createCrmAdapter } from '../crm/factory.js';
 import { buildHttpServer } from '../http/server.js';
 import { composeReadiness } from '../http/readiness.js';
@@ -22,6 +23,7 @@ import { countSyncStatusByState } from '../store/syncStatusRepo.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { closeHttp } from './closeHttp.js';
+import { createCrmCredentialMonitor } from './crmCredentials.js';
 import { createHousekeeping } from './housekeeping.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller } from './poller.js';
@@ -107,8 +109,17 @@ export async function startWorker(
       logger,
       metrics,
     };
+    const credentials = createCrmCredentialMonitor({
+      db,
+      advice: credentialAdvice(config),
+      check: () => crm.checkCredentials(),
+      clock,
+      logger,
+      setGauge: (ok) => metrics.crmCredentialsOk.set({ crm: config.crm }, ok),
+      onReleased: () => runner.wake(),
+    });
     const runner = createJobRunner(
-      { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics }, clock, logger },
+      { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics, credentials }, clock, logger },
       DEFAULT_RUNNER_OPTIONS,
     );
     const housekeeping = createHousekeeping({
@@ -142,6 +153,7 @@ export async function startWorker(
           pollLeader: poller.isLeader(),
           jobsInFlight: runner.inFlight(),
           serviceKeyRejected: service.health().unauthorized,
+          crmCredentials: credentials.state(),
           crm: crm.usage(),
         }),
       });
@@ -169,6 +181,7 @@ export async function startWorker(
           }
           return { ok: true, detail: health.lastError ?? 'reachable, key accepted' };
         },
+        crm: async () => credentials.readiness(),
       },
       { clock },
     );
@@ -200,6 +213,8 @@ export async function startWorker(
       );
 
     runner.start();
+    // Probes the CRM credentials now; once accepted, jobs an earlier run held back on CRM_AUTH run.
+    credentials.start();
     poller.start();
     logger.info({ port, workerId, crm: config.crm, plan: config.service.plan }, 'crm-sync worker started');
 
@@ -213,6 +228,7 @@ export async function startWorker(
           logger.info('stopping: no new work; draining running jobs');
           await closeHttp(http, clock);
           await poller.stop();
+          await credentials.stop();
           await runner.stop(drainMs);
           await budget.close().catch(() => undefined);
           await service.close().catch(() => undefined);
