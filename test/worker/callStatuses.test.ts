@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import { removeTempDirs, runCli } from '../e2e/harness.js';
+import { runCli } from '../e2e/harness.js';
 import {
   adminPost,
   ROOMY_LIMITS,
@@ -50,9 +50,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await worker?.handle.stop(1_000);
+  await worker?.close();
   await Promise.all([svc?.close(), hs?.close()]);
-  removeTempDirs();
 });
 
 async function states(): Promise<Record<string, string | undefined>> {
@@ -76,7 +75,7 @@ function matches(actual: Record<string, string | undefined>, expected: Record<st
   return Object.entries(expected).every(([k, v]) => actual[k] === v);
 }
 
-describe('each Service call status through the worker', () => {
+describe('each Service call status through the worker', { timeout: 180_000 }, () => {
   it('ends where the README says', async () => {
     // First poll: analysed calls are written, failed and cancelled ones skipped, live ones get
     // their context; the rest wait for the five-minute look.

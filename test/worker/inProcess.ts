@@ -10,13 +10,16 @@ import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import type { FakeClock } from '../../src/util/fakeClock.js';
 import { startWorker, type WorkerHandle } from '../../src/worker/app.js';
-import { freePort, POLL_NEVER, REPO_ROOT, tempDataDir, waitFor } from '../e2e/harness.js';
+import { freePort, POLL_NEVER, REPO_ROOT, waitFor } from '../e2e/harness.js';
+import { createMigratedDatabase } from '../store/helpers.js';
 
 export const ROOMY_LIMITS = { ratePerMinute: 100_000, burstPerSecond: 10_000, dailyCap: null };
 
 export interface InProcessWorker {
   handle: WorkerHandle;
   env: Record<string, string>;
+  /** Stops the worker and removes its database. */
+  close(): Promise<void>;
   logLines: string[];
   get<T>(path: string): Promise<{ status: number; body: T }>;
   /** The call's sync row (GET /admin/calls/:id), or undefined. */
@@ -31,6 +34,8 @@ export async function startInProcessWorker(
   hs: HubSpotSandbox,
   over: Record<string, string> = {},
 ): Promise<InProcessWorker> {
+  // A copy of a migrated template: a fresh embedded database takes seconds to initialise.
+  const database = await createMigratedDatabase('embedded');
   const env: Record<string, string> = {
     SERVICE_API_BASE_URL: svc.url,
     SERVICE_API_KEY: svc.apiKey,
@@ -45,7 +50,7 @@ export async function startInProcessWorker(
     CONFIG_DIR: path.join(REPO_ROOT, 'config'),
     HOST: '127.0.0.1',
     PORT: String(await freePort()),
-    DATA_DIR: tempDataDir(),
+    DATA_DIR: database.dataDir,
     POLL_SCHEDULE: POLL_NEVER,
     ...over,
   };
@@ -59,6 +64,10 @@ export async function startInProcessWorker(
   return {
     handle,
     env,
+    async close() {
+      await handle.stop(1_000);
+      await database.drop(false);
+    },
     logLines,
     get,
     async call(id) {
@@ -99,7 +108,7 @@ export async function tickUntil(
       await clock.advance(options.stepMs ?? 200);
       return false;
     },
-    { intervalMs: 10, timeoutMs: 30_000, ...(options.describe ? { describe: options.describe } : {}) },
+    { intervalMs: 10, timeoutMs: 60_000, ...(options.describe ? { describe: options.describe } : {}) },
   );
   return clock.now() - started;
 }
