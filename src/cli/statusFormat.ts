@@ -32,9 +32,18 @@ export function formatStatus(s: StatusSnapshot): string {
       ? `Cursor: last call created ${s.cursor.lastCallCreatedAt ?? 'n/a'}; moved ${s.cursor.ageSeconds}s ago`
       : 'Cursor: not started yet',
   );
-  if (s.worker) {
-    const w = s.worker;
-    if (w.serviceKeyRejected) lines.push('WARNING: the Service rejected SERVICE_API_KEY (401); replace it.');
+  const crmCredentials = s.worker?.crmCredentials as
+    { accepted?: boolean | null; detail?: string } | undefined;
+  if (s.worker?.serviceKeyRejected)
+    lines.push('WARNING: the Service rejected SERVICE_API_KEY (401); replace it.');
+  if (crmCredentials?.accepted === false)
+    lines.push(`WARNING: ${crmCredentials.detail ?? 'CRM credentials rejected'}`);
+  if (s.crmCredentials.heldJobs > 0) {
+    lines.push(
+      `WARNING: ${s.crmCredentials.heldJobs} job(s) held back by rejected CRM credentials` +
+        (s.crmCredentials.reason ? `: ${s.crmCredentials.reason}` : '') +
+        ' (they run within a minute of the credentials working again)',
+    );
   }
   lines.push('');
   if (s.recentFailures.length === 0) lines.push('Recent failures: none');
@@ -51,6 +60,15 @@ export function formatStatus(s: StatusSnapshot): string {
           f.nextAttemptAt ?? '-',
           (f.message ?? '').slice(0, 80),
         ]),
+      ),
+    );
+  }
+  if (s.recentSkips.length > 0) {
+    lines.push('', 'Recently skipped');
+    lines.push(
+      formatTable(
+        ['call', 'at', 'reason'],
+        s.recentSkips.map((k) => [k.callId, k.at, (k.reason ?? '').slice(0, 80)]),
       ),
     );
   }

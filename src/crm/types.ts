@@ -141,6 +141,11 @@ export interface CrmAdapter {
   upsertActivities(writes: ActivityWrite[]): Promise<WriteResult[]>;
   /** Creates or updates follow-up drafts, keyed on the draft id, linked like the activity. */
   upsertFollowups(writes: FollowupWrite[]): Promise<WriteResult[]>;
+  /**
+   * One cheap request that proves the credentials work; throws CrmAuthError when the CRM rejects
+   * them (other CrmErrors when it cannot tell). The worker probes with it while they are rejected.
+   */
+  checkCredentials(): Promise<void>;
   /** Checks credentials and that the required custom fields exist with a fitting type. */
   verifySetup(required: FieldRequirement[], options?: { fix?: boolean }): Promise<SetupReport>;
   /** Budget counters for status and metrics. */

@@ -42,7 +42,9 @@ export interface Metrics {
   /** From a call's start event to its CRM context accepted by the Service. */
   readonly contextPushLatency: Histogram;
   readonly crmRequests: Counter<'crm' | 'status'>;
-  /** 1 while the CRM accepts crm-sync's credentials, 0 once it has rejected them (alerting). */
+  /** Calls found in a working state with no job left, given a new one (src/worker/housekeeping.ts). */
+  readonly callsRequeued: Counter<'state'>;
+  /** 1 while the CRM accepts the worker's credentials, 0 while it rejects them. */
   readonly crmCredentialsOk: Gauge<'crm'>;
   setBudgetStatsSource(fn: BudgetStatsSource | null): void;
   setJobQueueDepthSource(fn: JobQueueDepthSource | null): void;
@@ -141,9 +143,15 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       labelNames: ['crm', 'status'] as const,
       registers,
     }),
+    callsRequeued: new Counter({
+      name: 'crmsync_calls_requeued_total',
+      help: 'Calls found in a working state with no queued job and queued again, by the state they were in',
+      labelNames: ['state'] as const,
+      registers,
+    }),
     crmCredentialsOk: new Gauge({
       name: 'crmsync_crm_credentials_ok',
-      help: 'Whether the CRM accepts the configured credentials: 1 accepted, 0 rejected',
+      help: 'Whether the CRM accepts the configured credentials (1) or rejects them (0)',
       labelNames: ['crm'] as const,
       registers,
     }),

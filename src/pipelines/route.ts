@@ -4,6 +4,7 @@
  */
 import type { Call } from '../service/types.js';
 import type { WebhookEvent } from '../service/events.js';
+import { callPhaseOf } from './callStatus.js';
 import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from './jobs.js';
 
 /**
@@ -11,10 +12,6 @@ import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from './jo
  * analysis.ready; this check runs anyway in case that webhook is lost.
  */
 export const ANALYSIS_SAFETY_CHECK_MS = 5 * 60_000;
-
-/** Call statuses that mean the call is still going (CONTRACT.md lists the assumed values). */
-const LIVE_STATUSES = new Set(['scheduled', 'in_progress']);
-const ANALYSED_STATUSES = new Set(['analyzed']);
 
 export function jobsForEvent(event: WebhookEvent, receivedAt: number): JobSpec[] {
   const callId = event.data.call_id;
@@ -54,10 +51,15 @@ export function jobsForEvent(event: WebhookEvent, receivedAt: number): JobSpec[]
   }
 }
 
-/** Work for a call found by the poller or a backfill (no webhook seen, or not yet). */
+/**
+ * Work for a call found by the poller or a backfill (no webhook seen, or not yet). Every call gets
+ * a job, so none stays `discovered`: a failed or cancelled call's write-back job skips it (no
+ * Service request), an unknown status waits like an unanalysed call (src/pipelines/callStatus.ts).
+ */
 export function jobsForDiscoveredCall(call: Call, reason: 'poll' | 'backfill'): JobSpec[] {
   const priority = JOB_PRIORITY.backfill;
-  if (LIVE_STATUSES.has(call.status)) {
+  const phase = callPhaseOf(call.status);
+  if (phase === 'live') {
     // A live call whose call.started webhook was lost still gets its context, at live priority.
     return [
       {
@@ -69,8 +71,7 @@ export function jobsForDiscoveredCall(call: Call, reason: 'poll' | 'backfill'): 
       writeback(call.id, reason, call, undefined, priority, ANALYSIS_SAFETY_CHECK_MS),
     ];
   }
-  if (call.status === 'failed') return [];
-  const delay = ANALYSED_STATUSES.has(call.status) ? 0 : ANALYSIS_SAFETY_CHECK_MS;
+  const delay = phase === 'analyzed' || phase === 'ended' ? 0 : ANALYSIS_SAFETY_CHECK_MS;
   return [writeback(call.id, reason, call, undefined, priority, delay)];
 }
 

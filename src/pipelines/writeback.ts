@@ -28,6 +28,7 @@ import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
 import { analysisWaitMs, ANALYSIS_GIVE_UP_MS } from './analysisWait.js';
+import { callPhaseOf, endedReason } from './callStatus.js';
 import { ANALYSIS_SAFETY_CHECK_MS } from './route.js';
 
 export type WritebackResult =
@@ -106,12 +107,14 @@ async function prepare(deps: PipelineDeps, item: WritebackItem): Promise<Prepare
     return done(`call is ${status.state}; replay to retry`);
   }
 
-  // The event's or list page's copy is enough when it already says analysed; else read it fresh.
+  // The event's or list page's copy is enough when it says analysed or ended (failed, cancelled:
+  // a call does not come back from those); else read it fresh.
   const carried = item.payload.call;
-  const call = carried && carried.status === 'analyzed' ? carried : await deps.service.getCall(callId, opts);
+  const settled = carried && ['analyzed', 'ended'].includes(callPhaseOf(carried.status));
+  const call = settled ? carried : await deps.service.getCall(callId, opts);
   const { record } = await upsertDiscovered(db, { callId, crm, call: callFactsOf(call), now: now() });
 
-  if (call.status === 'failed') return settle(deps, record, 'skipped', 'the call failed at the Service');
+  if (callPhaseOf(call.status) === 'ended') return settle(deps, record, 'skipped', endedReason(call.status));
   if (call.status !== 'analyzed') {
     return waitForAnalysis(deps, record, call, `call is ${call.status}`, ANALYSIS_SAFETY_CHECK_MS);
   }

@@ -67,3 +67,25 @@ export async function pruneDoneJobs(db: Db, before: Date): Promise<number> {
   const { count } = await db.job.deleteMany({ where: { state: 'done', updatedAt: { lt: before } } });
   return count;
 }
+
+/** Queued jobs waiting because of error `code` (their last error starts with "CODE:"). */
+export async function countHeldJobs(
+  db: Db,
+  code: string,
+): Promise<{ count: number; lastError: string | null }> {
+  const where = { state: 'queued', lastError: { startsWith: `${code}:` } };
+  const [count, latest] = await Promise.all([
+    db.job.count({ where }),
+    db.job.findFirst({ where, orderBy: { updatedAt: 'desc' }, select: { lastError: true } }),
+  ]);
+  return { count, lastError: latest?.lastError ?? null };
+}
+
+/** Makes queued jobs held back by error `code` due now (its cause is gone); returns how many. */
+export async function releaseHeldJobs(db: Db, input: { code: string; now: Date }): Promise<number> {
+  const { count } = await db.job.updateMany({
+    where: { state: 'queued', runAt: { gt: input.now }, lastError: { startsWith: `${input.code}:` } },
+    data: { runAt: input.now, updatedAt: input.now },
+  });
+  return count;
+}

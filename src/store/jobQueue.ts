@@ -271,7 +271,14 @@ export async function failJob(
  */
 export async function rescheduleJob(
   db: Db,
-  input: { id: number; workerId: string; runAt: Date; now: Date },
+  input: {
+    id: number;
+    workerId: string;
+    runAt: Date;
+    now: Date;
+    /** Why it waits ("CODE: message"), or null when it waits for no error; default unchanged. */
+    lastError?: string | null | undefined;
+  },
 ): Promise<boolean> {
   return backToQueue(db, input.id, input.workerId, input.runAt, input.now, () =>
     db.job.updateMany({
@@ -279,6 +286,7 @@ export async function rescheduleJob(
       data: {
         state: 'queued',
         runAt: input.runAt,
+        ...(input.lastError !== undefined ? { lastError: input.lastError } : {}),
         attempts: { decrement: 1 },
         lockedBy: null,
         lockedUntil: null,

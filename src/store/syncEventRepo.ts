@@ -66,3 +66,20 @@ export async function syncHistory(
   });
   return rows.map(toSyncEvent);
 }
+
+/** Calls now skipped, most recently first, each with the reason its move to skipped gave. */
+export async function recentSkips(
+  db: Db,
+  options: { crm: CrmName; limit?: number },
+): Promise<{ callId: string; reason: string | null; at: Date }[]> {
+  const rows = await db.$queryRaw<{ call_id: string; detail: string | null; updated_at: Date }[]>`
+    SELECT s.call_id, s.updated_at,
+      (SELECT e.detail FROM sync_event e
+       WHERE e.call_id = s.call_id AND e.crm = s.crm AND e.to_state = 'skipped'
+       ORDER BY e.at DESC, e.id DESC LIMIT 1) AS detail
+    FROM sync_status s
+    WHERE s.crm = ${options.crm} AND s.state = 'skipped'
+    ORDER BY s.updated_at DESC
+    LIMIT ${options.limit ?? 10}`;
+  return rows.map((r) => ({ callId: r.call_id, reason: r.detail, at: r.updated_at }));
+}

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createRequestBudget } from '../budget/index.js';
 import type { AppConfig } from '../config/config.js';
+import { credentialAdvice } from '../crm/credentials.js';
 import { createCrmAdapter } from '../crm/factory.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
@@ -24,6 +25,8 @@ import { countSyncStatusByState } from '../store/syncStatusRepo.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { closeHttp } from './closeHttp.js';
+import { createCrmCredentialMonitor } from './crmCredentials.js';
+import { createHousekeeping } from './housekeeping.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller, POLL_CURSOR } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
@@ -108,12 +111,29 @@ export async function startWorker(
       logger,
       metrics,
     };
+    const credentials = createCrmCredentialMonitor({
+      db,
+      advice: credentialAdvice(config),
+      check: () => crm.checkCredentials(),
+      clock,
+      logger,
+      setGauge: (ok) => metrics.crmCredentialsOk.set({ crm: config.crm }, ok),
+      onReleased: () => runner.wake(),
+    });
     const runner = createJobRunner(
-      { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics }, clock, logger },
+      { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics, credentials }, clock, logger },
       DEFAULT_RUNNER_OPTIONS,
     );
+    const housekeeping = createHousekeeping({
+      db,
+      crm: config.crm,
+      clock,
+      logger,
+      onRequeued: (call) => metrics.callsRequeued.inc({ state: call.state }),
+      onEnqueued: () => runner.wake(),
+    });
     const poller = createPoller(
-      { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake() },
+      { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake(), housekeeping },
       {
         schedule: config.pollSchedule,
         workerId,
@@ -135,6 +155,7 @@ export async function startWorker(
           pollLeader: poller.isLeader(),
           jobsInFlight: runner.inFlight(),
           serviceKeyRejected: service.health().unauthorized,
+          crmCredentials: credentials.state(),
           crm: crm.usage(),
         }),
       });
@@ -163,6 +184,7 @@ export async function startWorker(
           }
           return { ok: true, detail: health.lastError ?? 'reachable, key accepted' };
         },
+        crm: async () => credentials.readiness(),
       },
       { clock },
     );
@@ -194,6 +216,8 @@ export async function startWorker(
       );
 
     runner.start();
+    // Probes the CRM credentials now; once accepted, jobs an earlier run held back on CRM_AUTH run.
+    credentials.start();
     poller.start();
     logger.info({ port, workerId, crm: config.crm, plan: config.service.plan }, 'crm-sync worker started');
 
@@ -207,6 +231,7 @@ export async function startWorker(
           logger.info('stopping: no new work; draining running jobs');
           await closeHttp(http, clock);
           await poller.stop();
+          await credentials.stop();
           await runner.stop(drainMs);
           await budget.close().catch(() => undefined);
           await service.close().catch(() => undefined);

@@ -1,17 +1,112 @@
 /**
- * Keeps the worker's tables from growing without end: webhook deliveries (kept 30 days for
- * inspection and replay) and finished jobs (kept 7 days). Failed jobs and the sync-status table
- * are never pruned; they are the operator's record.
+ * The poll leader's housekeeping:
+ * - keeps the worker's tables from growing without end: webhook deliveries (kept 30 days for
+ *   inspection and replay) and finished jobs (kept 7 days). Failed jobs and the sync-status table
+ *   are never pruned; they are the operator's record;
+ * - gives every call a way out: a call in a working state with no queued or running job would
+ *   never move again (its last job failed, or a webhook that should have queued the next step
+ *   was lost), so it gets a write-back job, which reads the call and moves it on.
  */
+import type { CrmName } from '../crm/types.js';
+import type { Logger } from '../log/logger.js';
+import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../pipelines/jobs.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from '../store/database.js';
 import { pruneDoneJobs } from '../store/jobAdmin.js';
+import { enqueueJob } from '../store/jobQueue.js';
 import { pruneWebhookInbox } from '../store/webhookInboxRepo.js';
+import { ACTIVE_SYNC_STATES } from '../sync/states.js';
+import type { Clock } from '../util/clock.js';
 
 export const KEEP_WEBHOOKS_MS = 30 * 24 * 3_600_000;
 export const KEEP_DONE_JOBS_MS = 7 * 24 * 3_600_000;
+/** A call changed this recently is left alone: whatever changed it may still be queuing its work. */
+export const STRANDED_AFTER_MS = 5 * 60_000;
+const PRUNE_EVERY_MS = 3_600_000;
+const REQUEUE_EVERY_MS = 5 * 60_000;
+const REQUEUE_BATCH = 500;
 
 export async function pruneOldRows(db: Db, nowMs: number): Promise<{ webhooks: number; jobs: number }> {
   const webhooks = await pruneWebhookInbox(db, new Date(nowMs - KEEP_WEBHOOKS_MS));
   const jobs = await pruneDoneJobs(db, new Date(nowMs - KEEP_DONE_JOBS_MS));
   return { webhooks, jobs };
+}
+
+export interface StrandedCall {
+  callId: string;
+  state: string;
+}
+
+/**
+ * Finds calls of `crm` in a working state, unchanged for STRANDED_AFTER_MS, with no queued or
+ * running job, and queues a write-back job for each (it runs now). Returns the calls requeued.
+ */
+export async function requeueStrandedCalls(
+  db: Db,
+  input: { crm: CrmName; nowMs: number; limit?: number },
+): Promise<StrandedCall[]> {
+  const now = new Date(input.nowMs);
+  const quietSince = new Date(input.nowMs - STRANDED_AFTER_MS);
+  const rows = await db.$queryRaw<{ call_id: string; state: string }[]>`
+    SELECT s.call_id, s.state FROM sync_status s
+    WHERE s.crm = ${input.crm}
+      AND s.state IN (${Prisma.join([...ACTIVE_SYNC_STATES])})
+      AND s.updated_at <= ${quietSince}
+      AND NOT EXISTS (
+        SELECT 1 FROM job j
+        WHERE j.state IN ('queued', 'running')
+          AND j.key IN ('writeback:' || s.call_id, 'context:' || s.call_id))
+    ORDER BY s.updated_at
+    LIMIT ${input.limit ?? REQUEUE_BATCH}`;
+  for (const row of rows) {
+    const payload: WritebackJobPayload = { callId: row.call_id, reason: 'housekeeping', call: null };
+    await enqueueJob(db, {
+      kind: 'writeback',
+      key: writebackJobKey(row.call_id),
+      payload,
+      priority: JOB_PRIORITY.backfill,
+      now,
+    });
+  }
+  return rows.map((r) => ({ callId: r.call_id, state: r.state }));
+}
+
+export interface Housekeeping {
+  /** Does whatever housekeeping is due (pruning at most hourly, requeuing every five minutes). */
+  runDue(): Promise<void>;
+}
+
+export function createHousekeeping(deps: {
+  db: Db;
+  crm: CrmName;
+  clock: Clock;
+  logger: Logger;
+  /** Counts each requeued call, by the state it was stranded in. */
+  onRequeued?: (call: StrandedCall) => void;
+  /** Told when jobs were queued, to wake the runner. */
+  onEnqueued?: () => void;
+}): Housekeeping {
+  const { db, clock, logger } = deps;
+  let lastPrune = Number.NEGATIVE_INFINITY;
+  let lastRequeue = Number.NEGATIVE_INFINITY;
+  return {
+    async runDue() {
+      const now = clock.now();
+      if (now - lastRequeue >= REQUEUE_EVERY_MS) {
+        lastRequeue = now;
+        const stranded = await requeueStrandedCalls(db, { crm: deps.crm, nowMs: now });
+        for (const call of stranded) {
+          logger.info(call, 'call had no job left in a working state; queued a write-back to move it on');
+          deps.onRequeued?.(call);
+        }
+        if (stranded.length > 0) deps.onEnqueued?.();
+      }
+      if (now - lastPrune >= PRUNE_EVERY_MS) {
+        lastPrune = now;
+        const pruned = await pruneOldRows(db, now);
+        if (pruned.webhooks + pruned.jobs > 0)
+          logger.info(pruned, 'pruned old webhook deliveries and finished jobs');
+      }
+    },
+  };
 }

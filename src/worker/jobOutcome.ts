@@ -2,6 +2,7 @@
  * Applies a job try's result to the job table and the sync-status table: done, later (not a
  * failure), or an error whose class decides retry, wait or fail (src/pipelines/outcome.ts).
  */
+import { CrmAuthError } from '../crm/errors.js';
 import type { CrmName } from '../crm/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -10,13 +11,14 @@ import type { Db } from '../store/database.js';
 import { completeJob, failJob, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
 import { getSyncStatus, recordSyncError, transitionSyncStatus } from '../store/syncStatusRepo.js';
 import { canTransition } from '../sync/states.js';
+import type { CrmCredentialMonitor } from './crmCredentials.js';
 
 export type TryResult =
   | { kind: 'done'; detail: string }
   | { kind: 'later'; delayMs: number; detail: string }
   | { kind: 'error'; error: unknown };
 
-/** Unauthorized: the key or token must be fixed by a person; look again in five minutes. */
+/** Unauthorized: the key or token must be fixed by a person; look again in five minutes at the latest. */
 const STOP_WAIT_MS = 5 * 60_000;
 
 export interface OutcomeDeps {
@@ -26,6 +28,8 @@ export interface OutcomeDeps {
   logger: Logger;
   metrics: Metrics;
   random?: () => number;
+  /** Told of rejected CRM credentials; answers what to record (which credential, what to do). */
+  credentials?: Pick<CrmCredentialMonitor, 'rejected'> | undefined;
 }
 
 export async function applyTryResult(
@@ -45,18 +49,27 @@ export async function applyTryResult(
     return;
   }
   if (result.kind === 'later') {
-    await rescheduleJob(db, { id: job.id, workerId, runAt: new Date(nowMs + result.delayMs), now });
+    const runAt = new Date(nowMs + result.delayMs);
+    await rescheduleJob(db, { id: job.id, workerId, runAt, now, lastError: null });
     deps.metrics.jobs.inc({ kind: job.kind, outcome: 'later' });
     return;
   }
   const outcome = outcomeOf(result.error, nowMs);
   if (outcome.kind === 'wait' || outcome.kind === 'stop') {
     const delayMs = outcome.kind === 'stop' ? STOP_WAIT_MS : outcome.delayMs;
-    await rescheduleJob(db, { id: job.id, workerId, runAt: new Date(nowMs + delayMs), now });
-    await noteError(deps, callId, outcome.code, outcome.message, new Date(nowMs + delayMs), now);
+    // Rejected CRM credentials: record which one and what to do; the monitor releases the job
+    // as soon as they work again (src/worker/crmCredentials.ts), STOP_WAIT_MS is the fallback.
+    const message =
+      result.error instanceof CrmAuthError && deps.credentials
+        ? deps.credentials.rejected(result.error)
+        : outcome.message;
+    const runAt = new Date(nowMs + delayMs);
+    const lastError = `${outcome.code}: ${message}`;
+    await rescheduleJob(db, { id: job.id, workerId, runAt, now, lastError });
+    await noteError(deps, callId, outcome.code, message, runAt, now);
     deps.metrics.jobs.inc({ kind: job.kind, outcome: 'waiting' });
     const level = outcome.kind === 'stop' ? 'error' : 'info';
-    log[level]({ code: outcome.code, waitMs: delayMs }, outcome.message);
+    log[level]({ code: outcome.code, waitMs: delayMs }, message);
     return;
   }
   const fate = await failJob(db, {

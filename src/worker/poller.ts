@@ -8,11 +8,10 @@ import type { Logger } from '../log/logger.js';
 import { releaseLease, tryAcquireLease } from '../store/leaderLease.js';
 import type { Clock } from '../util/clock.js';
 import { discoverCalls, type DiscoverDeps, type DiscoverResult } from './discover.js';
-import { pruneOldRows } from './housekeeping.js';
+import type { Housekeeping } from './housekeeping.js';
 
 export const POLLER_LEASE = 'poller';
 export const POLL_CURSOR = 'calls';
-const PRUNE_EVERY_MS = 3_600_000;
 
 export interface PollerOptions {
   schedule: string;
@@ -32,7 +31,7 @@ export interface Poller {
 }
 
 export function createPoller(
-  deps: DiscoverDeps & { logger: Logger; onEnqueued?: () => void },
+  deps: DiscoverDeps & { logger: Logger; onEnqueued?: () => void; housekeeping?: Housekeeping },
   options: PollerOptions,
 ): Poller {
   const { clock, logger } = deps;
@@ -41,7 +40,6 @@ export function createPoller(
   let renewTimer: unknown;
   let running: Promise<DiscoverResult | null> | null = null;
   let stopped = false;
-  let lastPrune = Number.NEGATIVE_INFINITY;
   const abort = new AbortController();
 
   async function renew(): Promise<boolean> {
@@ -82,13 +80,8 @@ export function createPoller(
     });
     if (result.enqueued > 0) deps.onEnqueued?.();
     logger.debug(result, 'poll finished');
-    // The leader also does the housekeeping, at most hourly.
-    if (clock.now() - lastPrune >= PRUNE_EVERY_MS) {
-      lastPrune = clock.now();
-      const pruned = await pruneOldRows(deps.db, lastPrune);
-      if (pruned.webhooks + pruned.jobs > 0)
-        logger.info(pruned, 'pruned old webhook deliveries and finished jobs');
-    }
+    // The leader also does the housekeeping (src/worker/housekeeping.ts says how often).
+    await deps.housekeeping?.runDue();
     return result;
   }
 

@@ -10,7 +10,8 @@ import type { CrmName } from '../crm/types.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { getCursor } from '../store/cursorRepo.js';
 import type { Db } from '../store/database.js';
-import { countJobs } from '../store/jobAdmin.js';
+import { countHeldJobs, countJobs } from '../store/jobAdmin.js';
+import { recentSkips } from '../store/syncEventRepo.js';
 import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
 import { POLL_CURSOR } from './poller.js';
@@ -28,6 +29,8 @@ export interface StatusSnapshot {
     nextAttemptAt: string | null;
     updatedAt: string;
   }[];
+  /** Calls skipped most recently, with why (no participant email, no CRM match, failed at the Service...). */
+  recentSkips: { callId: string; reason: string | null; at: string }[];
   budget: {
     plan: PlanLimits;
     usedToday: number;
@@ -38,6 +41,8 @@ export interface StatusSnapshot {
     queued?: BudgetStats['queued'];
   };
   jobs: { byState: Record<string, number>; queuedByPriority: Record<string, number> };
+  /** Jobs waiting because the CRM rejected the credentials, and the latest reason (what to do). */
+  crmCredentials: { heldJobs: number; reason: string | null };
   cursor: {
     position: string | null;
     lastCallCreatedAt: string | null;
@@ -60,10 +65,12 @@ export interface StatusDeps {
 
 export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
   const nowMs = deps.clock.now();
-  const [calls, failures, jobs, cursor, ledger] = await Promise.all([
+  const [calls, failures, skips, jobs, held, cursor, ledger] = await Promise.all([
     countSyncStatusByState(deps.db, { crm: deps.crm }),
     recentSyncFailures(deps.db, { crm: deps.crm, limit: 10 }),
+    recentSkips(deps.db, { crm: deps.crm, limit: 5 }),
     countJobs(deps.db),
+    countHeldJobs(deps.db, 'CRM_AUTH'),
     getCursor(deps.db, POLL_CURSOR),
     deps.ledger.snapshot(nowMs),
   ]);
@@ -87,6 +94,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
       nextAttemptAt: f.nextAttemptAt?.toISOString() ?? null,
       updatedAt: f.updatedAt.toISOString(),
     })),
+    recentSkips: skips.map((s) => ({ callId: s.callId, reason: s.reason, at: s.at.toISOString() })),
     budget: {
       plan: deps.limits,
       usedToday: ledger.usedToday,
@@ -98,6 +106,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
       ...(inProcess ? { queued: inProcess.queued } : {}),
     },
     jobs: { byState, queuedByPriority },
+    crmCredentials: { heldJobs: held.count, reason: held.lastError?.replace(/^CRM_AUTH: /, '') ?? null },
     cursor: {
       position: cursor?.cursor ?? null,
       lastCallCreatedAt: cursor?.lastCallCreatedAt?.toISOString() ?? null,

@@ -38,6 +38,8 @@ describe('createMetrics', () => {
     m.contextPushLatency.observe(1.5);
     m.crmRequests.inc({ crm: 'hubspot', status: '429' });
     m.webhooksReceived.inc({ type: 'call.started' });
+    m.callsRequeued.inc({ state: 'discovered' });
+    m.crmCredentialsOk.set({ crm: 'hubspot' }, 0);
     const text = await m.render();
     for (const line of [
       'crmsync_service_requests_total{endpoint="getCall",status="200"} 1',
@@ -45,6 +47,8 @@ describe('createMetrics', () => {
       'crmsync_context_push_latency_seconds_count 1',
       'crmsync_crm_requests_total{crm="hubspot",status="429"} 1',
       'crmsync_webhooks_received_total{type="call.started"} 1',
+      'crmsync_calls_requeued_total{state="discovered"} 1',
+      'crmsync_crm_credentials_ok{crm="hubspot"} 0',
       'crmsync_webhook_rejections_total{reason="too_large"} 0',
       '# TYPE crmsync_budget_used_today gauge',
       '# TYPE crmsync_job_queue_depth gauge',

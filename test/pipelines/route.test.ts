@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { callPhaseOf, endedReason } from '../../src/pipelines/callStatus.js';
 import { ANALYSIS_SAFETY_CHECK_MS, jobsForDiscoveredCall, jobsForEvent } from '../../src/pipelines/route.js';
 import { JOB_PRIORITY } from '../../src/pipelines/jobs.js';
 import { parseWebhookEvent } from '../../src/service/events.js';
@@ -54,11 +55,50 @@ describe('jobsForDiscoveredCall', () => {
     ]);
   });
 
-  it('an analysed call is written back at once, a processing one later, a failed one never', () => {
+  it('an analysed call is written back at once, a processing one later', () => {
     expect(jobsForDiscoveredCall(call('analyzed'), 'backfill')).toEqual([
       expect.objectContaining({ kind: 'writeback', delayMs: 0, priority: JOB_PRIORITY.backfill }),
     ]);
     expect(jobsForDiscoveredCall(call('processing'), 'poll')[0]?.delayMs).toBe(ANALYSIS_SAFETY_CHECK_MS);
-    expect(jobsForDiscoveredCall(call('failed'), 'poll')).toEqual([]);
+  });
+
+  it('every status gets a job: failed and cancelled at once (to be skipped), unknown ones later', () => {
+    for (const status of ['failed', 'cancelled', 'canceled']) {
+      expect(jobsForDiscoveredCall(call(status), 'poll')).toEqual([
+        expect.objectContaining({ kind: 'writeback', delayMs: 0 }),
+      ]);
+    }
+    expect(jobsForDiscoveredCall(call('on_hold'), 'poll')).toEqual([
+      expect.objectContaining({ kind: 'writeback', delayMs: ANALYSIS_SAFETY_CHECK_MS }),
+    ]);
+  });
+});
+
+describe('callPhaseOf', () => {
+  it("reads the contract's statuses, treats cancelled as ended and anything else as unknown", () => {
+    const phases = [
+      'scheduled',
+      'in_progress',
+      'completed',
+      'processing',
+      'analyzed',
+      'failed',
+      'cancelled',
+      'on_hold',
+      '',
+    ];
+    expect(phases.map(callPhaseOf)).toEqual([
+      'live',
+      'live',
+      'finished',
+      'finished',
+      'analyzed',
+      'ended',
+      'ended',
+      'unknown',
+      'unknown',
+    ]);
+    expect(endedReason('failed')).toBe('the call failed at the Service');
+    expect(endedReason('cancelled')).toBe('the call was cancelled at the Service (status "cancelled")');
   });
 });

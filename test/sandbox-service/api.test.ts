@@ -147,6 +147,21 @@ describe('call resources', () => {
     expect(((await pending.json()) as { error: { code: string } }).error.code).toBe('analysis_not_ready');
   });
 
+  it('admin sets any status, unknown ones included, with the content a finished status implies', async () => {
+    const created = (await admin(sandbox, '/calls', {})) as CallJson;
+    expect(
+      ((await admin(sandbox, `/calls/${created.id}/status`, { status: 'cancelled' })) as CallJson).status,
+    ).toBe('cancelled');
+    expect(((await (await api(sandbox, `/v1/calls/${created.id}`)).json()) as CallJson).status).toBe(
+      'cancelled',
+    );
+    await admin(sandbox, `/calls/${created.id}/status`, { status: 'analyzed' });
+    expect((await api(sandbox, `/v1/calls/${created.id}/analysis`)).status).toBe(200);
+    await expect(admin(sandbox, `/calls/${created.id}/status`, { status: 'Bad Status' })).rejects.toThrow(
+      /400/,
+    );
+  });
+
   it('streams the recording as audio/mpeg in chunks', async () => {
     const call = firstCall('analyzed');
     const res = await api(sandbox, `/v1/calls/${call.id}/recording`);

@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { completeJob, claimJobs, enqueueJob } from '../../src/store/jobQueue.js';
+import { createLogger } from '../../src/log/logger.js';
+import type { Db } from '../../src/store/database.js';
+import { completeJob, claimJobs, enqueueJob, failJob, rescheduleJob } from '../../src/store/jobQueue.js';
+import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { insertWebhookOnce, markWebhookProcessed } from '../../src/store/webhookInboxRepo.js';
-import { KEEP_DONE_JOBS_MS, KEEP_WEBHOOKS_MS, pruneOldRows } from '../../src/worker/housekeeping.js';
+import type { SyncState } from '../../src/sync/states.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+import {
+  createHousekeeping,
+  KEEP_DONE_JOBS_MS,
+  KEEP_WEBHOOKS_MS,
+  pruneOldRows,
+  requeueStrandedCalls,
+  STRANDED_AFTER_MS,
+} from '../../src/worker/housekeeping.js';
 import { useMigratedDatabase } from '../store/helpers.js';
 
 const DAY = 24 * 3_600_000;
@@ -43,3 +55,91 @@ describe('housekeeping', () => {
     expect(await pruneOldRows(db, NOW)).toEqual({ webhooks: 0, jobs: 0 });
   });
 });
+
+describe('requeueStrandedCalls', () => {
+  const current = useMigratedDatabase('embedded');
+
+  it('queues a write-back for a working call with no job left, and for nothing else', async () => {
+    const db = current().db.prisma;
+    const old = new Date(NOW - STRANDED_AFTER_MS - 1);
+    const add = async (callId: string, to: SyncState | null, at = old) => {
+      await upsertDiscovered(db, { callId, crm: 'hubspot', now: at });
+      if (to) await transitionSyncStatus(db, { callId, crm: 'hubspot', to, now: at });
+    };
+    await add('c_discovered', null);
+    await add('c_pushed', 'context_pushed');
+    await add('c_awaiting', 'awaiting_analysis');
+    await add('c_skipped', 'skipped');
+    await add('c_recent', null, new Date(NOW - 1_000));
+    await add('c_queued', null);
+    await enqueueJob(db, { kind: 'context', key: 'context:c_queued', priority: 300, now: old });
+    await upsertDiscovered(db, { callId: 'c_other_crm', crm: 'salesforce', now: old });
+    // A job that failed for good does not count as work left.
+    await failedJob(db, 'context:c_discovered', old);
+
+    const requeued = await requeueStrandedCalls(db, { crm: 'hubspot', nowMs: NOW });
+    expect(requeued.map((c) => [c.callId, c.state]).sort()).toEqual([
+      ['c_awaiting', 'awaiting_analysis'],
+      ['c_discovered', 'discovered'],
+      ['c_pushed', 'context_pushed'],
+    ]);
+    const jobs = await db.job.findMany({ where: { state: 'queued', kind: 'writeback' } });
+    expect(
+      jobs.map((j) => [j.key, j.runAt.getTime(), (j.payload as { reason: string }).reason]).sort(),
+    ).toEqual([
+      ['writeback:c_awaiting', NOW, 'housekeeping'],
+      ['writeback:c_discovered', NOW, 'housekeeping'],
+      ['writeback:c_pushed', NOW, 'housekeeping'],
+    ]);
+    // Queued now, so the next pass finds nothing.
+    expect(await requeueStrandedCalls(db, { crm: 'hubspot', nowMs: NOW })).toEqual([]);
+  });
+
+  it('runs from the poll leader at most every five minutes, logging and counting each call', async () => {
+    const db = current().db.prisma;
+    const clock = new FakeClock(NOW + DAY);
+    await upsertDiscovered(db, { callId: 'c_lost', crm: 'hubspot', now: new Date(NOW) });
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const counted: string[] = [];
+    let woken = 0;
+    const housekeeping = createHousekeeping({
+      db,
+      crm: 'hubspot',
+      clock,
+      logger,
+      onRequeued: (call) => counted.push(call.callId),
+      onEnqueued: () => woken++,
+    });
+    await housekeeping.runDue();
+    expect(counted).toContain('c_lost');
+    expect(woken).toBe(1);
+    expect(lines.some((l) => l.includes('"callId":"c_lost"') && l.includes('"level":30'))).toBe(true);
+
+    // The job fails for good; the next pass is not due for five minutes.
+    await failedJob(db, 'writeback:c_lost', new Date(clock.now()));
+    await clock.advance(60_000);
+    await housekeeping.runDue();
+    expect(counted.filter((c) => c === 'c_lost')).toHaveLength(1);
+    await clock.advance(4 * 60_000);
+    await housekeeping.runDue();
+    expect(counted.filter((c) => c === 'c_lost')).toHaveLength(2);
+  });
+});
+
+/** Queues a job with `key`, claims it and fails it for good. */
+async function failedJob(db: Db, key: string, now: Date): Promise<void> {
+  await enqueueJob(db, { kind: 'k', key, priority: 1, now });
+  const claimed = await claimJobs(db, {
+    workerId: 'w',
+    limit: 100,
+    leaseMs: 1000,
+    now,
+    kinds: ['k', 'writeback'],
+  });
+  const job = claimed.find((j) => j.key === key)!;
+  await failJob(db, { job, workerId: 'w', error: 'x', now, retryable: false });
+  for (const other of claimed.filter((j) => j.key !== key)) {
+    await rescheduleJob(db, { id: other.id, workerId: 'w', runAt: now, now });
+  }
+}

@@ -136,6 +136,11 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
       return inOrder(writes, (w) => w.draftId, results);
     },
 
+    async checkCredentials() {
+      // The read doctor starts with: it needs only the scopes the mapping's lookups need anyway.
+      await run('credentials', (api) => api.listProperties('contacts'));
+    },
+
     verifySetup(required: FieldRequirement[], options = {}) {
       return verifyHubSpotSetup(run, required, options.fix === true);
     },

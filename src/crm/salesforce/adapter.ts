@@ -120,6 +120,10 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
       matchParticipants(salesforceCandidates(ctx, fields), participants, rule),
     upsertActivities: (writes) => upsertActivities(ctx, writes, keys, known),
     upsertFollowups: (writes) => upsertFollowups(ctx, writes, keys, known),
+    // The `limits` resource: one small read any integration user may make (doctor starts with it).
+    checkCredentials: async () => {
+      await call('limits', () => conn.limits());
+    },
     verifySetup: (required, options) => {
       // The mapping names its key fields; without one, the default activity key is still needed.
       const hasKey = required.some((r) => r.object === 'Task' && r.unique);

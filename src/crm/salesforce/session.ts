@@ -12,8 +12,8 @@ export type AuthMode = 'access_token' | 'refresh_token' | 'jwt_bearer';
 const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /**
  * jsforce refreshes on every 401 and replays, with no limit: if Salesforce keeps refusing fresh
- * sessions that would loop forever. After this many refreshes without one accepted response,
- * the refresh fails and the call ends in CrmAuthError.
+ * sessions that would loop forever. After this many sessions issued without one accepted
+ * response, the refresh fails and the call ends in CrmAuthError.
  */
 const MAX_REFRESHES_WITHOUT_SUCCESS = 2;
 
@@ -91,9 +91,11 @@ export function createSession(opts: SessionOptions): SalesforceSession {
       );
       throw failure;
     }
-    refreshesInRow++;
     try {
       const res = await mint();
+      // Only sessions actually issued count: a refused grant ends the call anyway, and counting
+      // it would refuse every later refresh, even once the grant is restored.
+      refreshesInRow++;
       // Salesforce may move the org: later requests go to the instance the token names.
       if (res.instance_url) conn.instanceUrl = res.instance_url;
       failure = undefined;

@@ -26,8 +26,12 @@ export class SandboxAuth {
     private readonly accessTokenTtlMs: number,
   ) {}
 
+  /** While set, every token and the refresh grant are refused, as after an admin revokes the app. */
+  private revoked = false;
+
   check(authorization: string | undefined): AuthResult {
     const token = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim();
+    if (this.revoked) return { ok: false, body: invalidAuthentication() };
     if (token && token === this.privateToken) return { ok: true, app: `private:${token}`, oauth: false };
     const expiresAt = token ? this.issued.get(token) : undefined;
     if (expiresAt !== undefined) {
@@ -42,13 +46,7 @@ export class SandboxAuth {
         ),
       };
     }
-    return {
-      ok: false,
-      body: errorBody(
-        'INVALID_AUTHENTICATION',
-        'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview',
-      ),
-    };
+    return { ok: false, body: invalidAuthentication() };
   }
 
   /** The token endpoint: answers like HubSpot's `/oauth/v1/token` (400 with `status` codes). */
@@ -65,7 +63,7 @@ export class SandboxAuth {
         body: { status: 'BAD_CLIENT_SECRET', message: 'missing or invalid client secret' },
       };
     }
-    if (form.refresh_token !== this.oauth.refreshToken) {
+    if (form.refresh_token !== this.oauth.refreshToken || this.revoked) {
       return {
         status: 400,
         body: { status: 'BAD_REFRESH_TOKEN', message: 'missing or invalid refresh token' },
@@ -91,7 +89,24 @@ export class SandboxAuth {
     return this.issued.size;
   }
 
+  /** Refuses every credential until `restore` (a private app's token rotated, an app uninstalled). */
+  revoke(): void {
+    this.revoked = true;
+  }
+
+  restore(): void {
+    this.revoked = false;
+  }
+
   reset(): void {
     this.issued.clear();
+    this.revoked = false;
   }
+}
+
+function invalidAuthentication(): HubSpotErrorBody {
+  return errorBody(
+    'INVALID_AUTHENTICATION',
+    'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview',
+  );
 }

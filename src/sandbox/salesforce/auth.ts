@@ -48,9 +48,20 @@ export class TokenIssuer {
     return token;
   }
 
-  /** The user behind a live access token, or undefined (unknown or expired). */
+  /** While set, every access token and grant is refused (the connected app's access revoked). */
+  private revoked = false;
+
+  revoke(): void {
+    this.revoked = true;
+  }
+
+  restore(): void {
+    this.revoked = false;
+  }
+
+  /** The user behind a live access token, or undefined (unknown, expired or revoked). */
   check(token: string | undefined): string | undefined {
-    if (!token) return undefined;
+    if (!token || this.revoked) return undefined;
     const entry = this.tokens.get(token);
     if (!entry) return undefined;
     if (this.clock.now() >= entry.expiresAt) {
@@ -66,6 +77,7 @@ export class TokenIssuer {
   }
 
   handle(form: URLSearchParams, baseUrl: string): TokenResponse {
+    if (this.revoked) return oauthError('invalid_grant', 'expired access/refresh token');
     const grant = form.get('grant_type');
     if (grant === 'refresh_token') return this.refreshGrant(form, baseUrl);
     if (grant === JWT_GRANT) return this.jwtGrant(form, baseUrl);

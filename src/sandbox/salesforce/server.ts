@@ -139,6 +139,15 @@ function admin(state: SalesforceSandboxState, method: string, path: string, body
     state.reset();
     return { status: 204 };
   }
+  // Every token and grant refused (401 INVALID_SESSION_ID, invalid_grant) until restored.
+  if (path === '/_admin/tokens/revoke' && method === 'POST') {
+    state.issuer.revoke();
+    return { status: 204 };
+  }
+  if (path === '/_admin/tokens/restore' && method === 'POST') {
+    state.issuer.restore();
+    return { status: 204 };
+  }
   if (path === '/_admin/expire-tokens' && method === 'POST') {
     state.expireTokens();
     return { status: 204 };

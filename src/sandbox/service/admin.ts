@@ -64,6 +64,15 @@ export function createAdminHandler(deps: AdminDeps) {
           ? sendJson(res, 200, callToJson(result.value))
           : sendError(res, result.status, result.code, result.message);
       }
+      case 'POST calls/:id/status': {
+        const status = (body.value as { status?: unknown } | undefined)?.status;
+        if (typeof status !== 'string' || !/^[a-z_]{1,40}$/.test(status))
+          return sendError(res, 400, 'invalid_body', 'status must be a lower-case word, e.g. "failed"');
+        const result = deps.lifecycle.setStatus(id as string, status);
+        return result.ok
+          ? sendJson(res, 200, callToJson(result.value))
+          : sendError(res, result.status, result.code, result.message);
+      }
       case 'GET counters':
         return sendJson(res, 200, state.countersSnapshot());
       case 'POST counters/reset':

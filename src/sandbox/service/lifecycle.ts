@@ -90,6 +90,23 @@ export class CallLifecycle {
     return { ok: true, value: call };
   }
 
+  /**
+   * Puts a call in any status at once, emitting nothing (the Service sends no event for a call
+   * that fails or is cancelled; for the others this models a lost webhook). A finished status gets
+   * the content it implies: completed/processing a transcript, analyzed the analysis too.
+   */
+  setStatus(id: string, status: string): LifecycleResult<CallRecord> {
+    const { state, seed } = this.deps;
+    const call = state.getCall(id);
+    if (!call) return { ok: false, status: 404, code: 'call_not_found', message: `no call ${id}` };
+    if (['completed', 'processing', 'analyzed'].includes(status)) {
+      call.durationSeconds ??= intBetween(callRandom(seed, id, 'duration'), 8 * 60, 55 * 60);
+      fillContent(call, seed, status === 'analyzed');
+    }
+    call.status = status;
+    return { ok: true, value: call };
+  }
+
   /** New drafts on every call (as the real Service does); emits followup.generated per draft. */
   generateFollowups(call: CallRecord, request: FollowupRequestBody): FollowupDraft[] {
     const { state, clock, emit, seed } = this.deps;

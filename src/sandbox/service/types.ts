@@ -9,7 +9,10 @@ export interface Participant {
 }
 
 /** CONTRACT.md: assumed status values. */
-export type CallStatus = 'scheduled' | 'in_progress' | 'completed' | 'processing' | 'analyzed' | 'failed';
+export type KnownCallStatus =
+  'scheduled' | 'in_progress' | 'completed' | 'processing' | 'analyzed' | 'failed';
+/** Any other value (e.g. `cancelled`) can be set through the admin API: clients must keep it. */
+export type CallStatus = KnownCallStatus | (string & {});
 
 export interface Scoring {
   overall: number;

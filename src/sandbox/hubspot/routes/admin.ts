@@ -72,6 +72,16 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
 
   app.post('/_admin/tokens/expire', async () => ({ expired: state.auth.expireAll() }));
 
+  // Every credential refused (401 INVALID_AUTHENTICATION, refresh BAD_REFRESH_TOKEN) until restored.
+  app.post('/_admin/tokens/revoke', async (_req, reply) => {
+    state.auth.revoke();
+    reply.code(204);
+  });
+  app.post('/_admin/tokens/restore', async (_req, reply) => {
+    state.auth.restore();
+    reply.code(204);
+  });
+
   app.get('/_admin/refs', async () => state.refs);
 
   app.post<{ Body: { withoutCustomProperties?: boolean } }>('/_admin/reset', async (req, reply) => {

@@ -1,0 +1,61 @@
+/**
+ * Which CRM credential the worker uses, and what an operator does when the CRM rejects it (pure).
+ * The advice names settings, never their values: it goes to logs, /readyz and `crm-sync status`.
+ */
+import type { AppConfig } from '../config/config.js';
+import { authMode } from './salesforce/session.js';
+import type { CrmName } from './types.js';
+
+export interface CredentialAdvice {
+  crm: CrmName;
+  /** e.g. "HubSpot access token". */
+  credential: string;
+  /** What to do when it is rejected. */
+  fix: string;
+}
+
+export function credentialAdvice(
+  config: Pick<AppConfig, 'crm' | 'hubspot' | 'salesforce'>,
+): CredentialAdvice {
+  if (config.crm === 'hubspot') {
+    const h = config.hubspot;
+    // With OAuth set up, a rejected access token is refreshed; only a refused refresh reaches here.
+    if (h.clientId && h.clientSecret && h.refreshToken) {
+      return {
+        crm: 'hubspot',
+        credential: 'HubSpot OAuth refresh token',
+        fix: 'reinstall the app in HubSpot and set the new HUBSPOT_REFRESH_TOKEN (check HUBSPOT_CLIENT_ID and HUBSPOT_CLIENT_SECRET)',
+      };
+    }
+    return {
+      crm: 'hubspot',
+      credential: 'HubSpot access token',
+      fix: 'create a new private-app token and set HUBSPOT_ACCESS_TOKEN',
+    };
+  }
+  switch (authMode(config.salesforce)) {
+    case 'refresh_token':
+      return {
+        crm: 'salesforce',
+        credential: 'Salesforce refresh token',
+        fix: 'authorize the connected app again and set SALESFORCE_REFRESH_TOKEN (check SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET)',
+      };
+    case 'jwt_bearer':
+      return {
+        crm: 'salesforce',
+        credential: 'Salesforce JWT bearer grant',
+        fix: 'pre-authorize SALESFORCE_USERNAME for the connected app and check that SALESFORCE_JWT_PRIVATE_KEY matches its certificate',
+      };
+    case 'access_token':
+      return {
+        crm: 'salesforce',
+        credential: 'Salesforce access token',
+        fix: 'set a new SALESFORCE_ACCESS_TOKEN, or set up the refresh-token or JWT flow so the worker can renew it',
+      };
+  }
+}
+
+/** e.g. "HubSpot access token rejected (401): create a new private-app token and set HUBSPOT_ACCESS_TOKEN". */
+export function rejectionMessage(advice: CredentialAdvice, status?: number): string {
+  return `${advice.credential} rejected${status ? ` (${status})` : ''}: ${advice.fix}`;
+}
