@@ -19,6 +19,7 @@ import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.j
 import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
 import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
+import { findWrittenCalls } from './written.js';
 
 export interface HubSpotAdapterDeps {
   /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
@@ -133,6 +134,10 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
           results.set(k, v);
       }
       return inOrder(writes, (w) => w.draftId, results);
+    },
+
+    findWritten(callIds, query = {}) {
+      return findWrittenCalls(run, callIds, query, { callIdProperty, followupIdProperty });
     },
 
     verifySetup(required: FieldRequirement[], options = {}) {
