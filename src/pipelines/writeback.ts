@@ -24,6 +24,7 @@ import {
 } from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
 import { callFactsOf } from './callFacts.js';
+import { adoptWritten, readLedger, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
@@ -66,9 +67,15 @@ export async function runWritebackBatch(
     return p?.email ? [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }] : [];
   });
   if (known.length > 1) await deps.lookups.prefetch(known);
+  // What the CRM holds for the calls this database has no record of writing, before anything is
+  // generated or written for them.
+  const ledger = await readLedger(
+    deps,
+    items.map((i) => i.payload.callId),
+  );
   const prepared = await Promise.all(
     items.map((item) =>
-      prepare(deps, item).catch((error: unknown): Prepared => ({
+      prepare(deps, item, ledger).catch((error: unknown): Prepared => ({
         kind: 'result',
         result: { kind: 'error', error },
       })),
@@ -84,7 +91,7 @@ export async function runWritebackBatch(
   return results;
 }
 
-async function prepare(deps: PipelineDeps, item: WritebackItem): Promise<Prepared> {
+async function prepare(deps: PipelineDeps, item: WritebackItem, ledger: Ledger): Promise<Prepared> {
   const { db, crmName: crm, clock } = deps;
   const { callId, reason } = item.payload;
   const opts = { priority: item.priority };
@@ -108,6 +115,10 @@ async function prepare(deps: PipelineDeps, item: WritebackItem): Promise<Prepare
   const carried = item.payload.call;
   const call = carried && carried.status === 'analyzed' ? carried : await deps.service.getCall(callId, opts);
   const { record } = await upsertDiscovered(db, { callId, crm, call: callFactsOf(call), now: now() });
+  const written = ledger.get(callId);
+  if (written instanceof Error) throw written;
+  const adopted = await adoptWritten(deps, record, written);
+  if (adopted) return done(adopted);
 
   if (call.status === 'failed') return settle(deps, record, 'skipped', 'the call failed at the Service');
   if (call.status !== 'analyzed') {
