@@ -13,6 +13,9 @@ import type { SyncState } from '../sync/states.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
 
+/** What the check needs of the pipeline's dependencies. */
+export type LedgerDeps = Pick<PipelineDeps, 'db' | 'crmName' | 'crm' | 'mapping' | 'clock' | 'logger'>;
+
 /** Per call id: what the CRM holds (absent: nothing), or why it could not be asked. */
 export type Ledger = Map<string, WrittenCall | Error>;
 
@@ -32,7 +35,7 @@ export function needsLedgerCheck(status: SyncStatusRecord | null): boolean {
 }
 
 /** One `findWritten` for the batch's calls the local database has no record of writing. */
-export async function readLedger(deps: PipelineDeps, callIds: string[]): Promise<Ledger> {
+export async function readLedger(deps: LedgerDeps, callIds: string[]): Promise<Ledger> {
   const ledger: Ledger = new Map();
   const unknown: string[] = [];
   for (const callId of new Set(callIds)) {
@@ -58,7 +61,7 @@ export async function readLedger(deps: PipelineDeps, callIds: string[]): Promise
  * upserts that activity on the call id).
  */
 export async function adoptWritten(
-  deps: PipelineDeps,
+  deps: LedgerDeps,
   record: SyncStatusRecord,
   written: WrittenCall | undefined,
 ): Promise<string | undefined> {
@@ -83,7 +86,7 @@ export async function adoptWritten(
 }
 
 /** The shortest way the state table allows from wherever the call is to writing_back. */
-async function toWritingBack(deps: PipelineDeps, record: SyncStatusRecord): Promise<void> {
+async function toWritingBack(deps: LedgerDeps, record: SyncStatusRecord): Promise<void> {
   const via: Partial<Record<SyncState, SyncState>> = { failed: 'awaiting_analysis', skipped: 'discovered' };
   let state = record.state;
   const step = via[state];

@@ -184,7 +184,7 @@ async function waitForAnalysis(
 
 /** Moves the call on when the table allows it from where it is. */
 export async function moveTo(
-  deps: PipelineDeps,
+  deps: Pick<PipelineDeps, 'db' | 'crmName' | 'clock'>,
   record: Pick<SyncStatusRecord, 'callId' | 'state'>,
   to: SyncState,
   detail: string,

@@ -8,8 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CrmAdapter } from '../../src/crm/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { loadMappings } from '../../src/mapping/index.js';
-import { adoptWritten, readLedger } from '../../src/pipelines/crmLedger.js';
-import type { PipelineDeps } from '../../src/pipelines/deps.js';
+import { adoptWritten, readLedger, type LedgerDeps } from '../../src/pipelines/crmLedger.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { claimFollowupGeneration } from '../../src/store/followupRepo.js';
 import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
@@ -47,7 +46,7 @@ afterAll(() => hs.close());
 
 describe('the write-back asks the CRM about calls it has no record of', () => {
   const current = useMigratedDatabase('embedded');
-  let deps: PipelineDeps;
+  let deps: LedgerDeps;
   beforeEach(() => {
     hs.state.requests.clear();
     deps = {
@@ -57,7 +56,7 @@ describe('the write-back asks the CRM about calls it has no record of', () => {
       mapping,
       clock: new FakeClock(T0),
       logger: silentLogger,
-    } as PipelineDeps;
+    };
   });
 
   it('asks once for the batch, and not about calls whose context it pushed live', async () => {
