@@ -6,7 +6,7 @@
  * about cost nothing, so the steady state pays no CRM request for this.
  */
 import type { WrittenCall } from '../crm/types.js';
-import { writtenQueryFor } from '../mapping/index.js';
+import { writtenQueryFor, type Mapping } from '../mapping/index.js';
 import { claimFollowupGeneration } from '../store/followupRepo.js';
 import { getSyncStatus, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import type { SyncState } from '../sync/states.js';
@@ -53,6 +53,12 @@ export async function readLedger(deps: LedgerDeps, callIds: string[]): Promise<L
   return ledger;
 }
 
+/** Whether the CRM holds the call's whole write-back: its activity, and drafts if the mapping writes any. */
+export function holdsEverything(mapping: Mapping, written: WrittenCall | Error | undefined): boolean {
+  if (!written || written instanceof Error || !written.activityId) return false;
+  return mapping.writeback.followups === null || written.followups.length > 0;
+}
+
 /**
  * Adopts what the CRM holds when it is the whole write-back: the activity, and its drafts unless
  * the mapping writes none. The local row takes the CRM ids and becomes written_back; follow-up
@@ -66,11 +72,10 @@ export async function adoptWritten(
   written: WrittenCall | undefined,
 ): Promise<string | undefined> {
   const { db, crmName: crm, clock } = deps;
-  const crmFollowupIds = written?.followups.map((f) => f.crmId) ?? [];
-  const wantsDrafts = deps.mapping.writeback.followups !== null;
-  if (!written?.activityId || (wantsDrafts && crmFollowupIds.length === 0)) return undefined;
+  if (!written || !holdsEverything(deps.mapping, written)) return undefined;
+  const crmFollowupIds = written.followups.map((f) => f.crmId);
   const now = new Date(clock.now());
-  if (wantsDrafts) await claimFollowupGeneration(db, record.callId, crm, now);
+  if (deps.mapping.writeback.followups) await claimFollowupGeneration(db, record.callId, crm, now);
   const detail = `found in the CRM: activity ${written.activityId} and ${crmFollowupIds.length} follow-up(s); nothing written`;
   await toWritingBack(deps, record);
   await transitionSyncStatus(db, {

@@ -24,7 +24,7 @@ import {
 } from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
 import { callFactsOf } from './callFacts.js';
-import { adoptWritten, readLedger, type Ledger } from './crmLedger.js';
+import { adoptWritten, holdsEverything, readLedger, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
@@ -61,18 +61,20 @@ export async function runWritebackBatch(
   items: WritebackItem[],
 ): Promise<Map<number, WritebackResult>> {
   const results = new Map<number, WritebackResult>();
-  // One batch lookup for the participants the payloads already name (list pages, events).
-  const known = items.flatMap((i) => {
-    const p = i.payload.call?.participant;
-    return p?.email ? [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }] : [];
-  });
-  if (known.length > 1) await deps.lookups.prefetch(known);
   // What the CRM holds for the calls this database has no record of writing, before anything is
   // generated or written for them.
   const ledger = await readLedger(
     deps,
     items.map((i) => i.payload.callId),
   );
+  // One batch lookup for the participants the payloads already name (list pages, events), but for
+  // calls the CRM already holds whole: those need no lookup.
+  const known = items.flatMap((i) => {
+    const p = i.payload.call?.participant;
+    if (!p?.email || holdsEverything(deps.mapping, ledger.get(i.payload.callId))) return [];
+    return [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }];
+  });
+  if (known.length > 1) await deps.lookups.prefetch(known);
   const prepared = await Promise.all(
     items.map((item) =>
       prepare(deps, item, ledger).catch((error: unknown): Prepared => ({
