@@ -5,10 +5,10 @@ import type { Runner } from './runner.js';
 /**
  * `findWritten` on HubSpot: which calls already have their call engagement and follow-up drafts.
  * One search of calls by the unique call-id property with `IN` per 100 call ids, then, for the
- * calls found, one search of the drafts (notes or tasks) by the call id they carry. HubSpot
- * defines no call-to-note or call-to-task association type (associations v4 "Association type
- * id values" lists only CRM objects as an engagement's targets), so the draft's own call-id
- * property is the link; it is unique-free on notes and tasks, as a call has several drafts.
+ * calls found, one search of the drafts (notes or tasks) by the call id they carry. The drafts are
+ * linked to the contact, company and deal only (the association types of HubSpot's v4 "Association
+ * type id values" table this adapter writes), not to the call, so the draft's own call-id property
+ * is the link: not unique (a call has several drafts), and searchable with `IN` in one request.
  * Searches count against HubSpot's 5 searches per second (search guide, "Limitations"): a batch
  * of up to 100 calls costs two, plus one per further page of 200 drafts.
  */
