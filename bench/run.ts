@@ -7,7 +7,9 @@
  *   3. calls synced per minute at the `sales` and `team` limits and with no Service limit;
  *   4. webhook acks per second and p99 through the receiver and the database inbox, embedded and
  *      PostgreSQL (target p99 < 50 ms);
- *   5. the worker's peak memory (child process) while 10,000 calls wait.
+ *   5. the worker's peak memory (child process) while 10,000 calls wait;
+ *   6. the CRM requests a second worker on a fresh database spends per call to find what the CRM
+ *      already holds (target: at most 1 per call), and the follow-ups and notes it adds (0).
  *
  *   npm run bench -- [--quick] [--only 1,3] [--ack-seconds 3] [--memory-jobs 10000] [--verbose]
  *                    [--strict]   (exit 1 when a target is missed; a section that throws always does)
@@ -23,6 +25,7 @@ import { formatTable } from '../src/util/table.js';
 import { embeddedDatabase, scratchPostgres, type BenchDatabase } from './worker/databases.js';
 import { benchLogger, PLANS } from './worker/harness.js';
 import { benchLiveLatency } from './worker/liveLatency.js';
+import { benchLedgerCheck } from './worker/ledger.js';
 import { benchWorkerMemory } from './worker/memory.js';
 import { benchBackfillThroughput, benchWebhookPath, endpointBreakdown } from './worker/throughput.js';
 import { benchDbAcks } from './worker/webhookAcks.js';
@@ -39,7 +42,7 @@ const { values: args } = parseArgs({
 });
 
 const quick = args.quick;
-const only = new Set((args.only ?? '1,2,3,4,5').split(',').map((s) => s.trim()));
+const only = new Set((args.only ?? '1,2,3,4,5,6').split(',').map((s) => s.trim()));
 const logger = benchLogger(args.verbose);
 /** Full sizes keep the whole run near 6 minutes on 2 cores; --quick is a smoke run of about 1.5. */
 const SIZES = quick
@@ -54,6 +57,7 @@ const SIZES = quick
       sales: 4,
       team: 6,
       none: 20,
+      ledger: 40,
     }
   : // The warm-up is a full minute: only then is the plan's 60 s window full of backfill.
     {
@@ -67,6 +71,7 @@ const SIZES = quick
       sales: 20,
       team: 40,
       none: 200,
+      ledger: 200,
     };
 const ackSeconds = Number(args['ack-seconds'] ?? (quick ? 1 : 3));
 const memoryJobs = Number(args['memory-jobs'] ?? (quick ? 1_000 : 10_000));
@@ -230,12 +235,27 @@ async function memoryRow(): Promise<void> {
   if (skipped) rows.push(['worker peak memory (PostgreSQL)', '-', '-', 'skipped', skipped]);
 }
 
+async function ledgerRow(): Promise<void> {
+  progress(`6: CRM ledger check, ${SIZES.ledger} calls written by one worker, looked back by a second`);
+  const r = await benchLedgerCheck(SIZES.ledger, { logger, timeoutMs: 240_000 });
+  const clean = r.extraGenerations === 0 && r.extraNotes === 0 && r.extraActivities === 0;
+  const other = r.crmRequests - r.checkRequests;
+  rows.push([
+    'HubSpot requests per call, fresh-database check (look-back)',
+    r.checkRequestsPerCall.toFixed(3),
+    '<= 1 per call',
+    verdict(r.checkRequestsPerCall <= 1 && clean),
+    `${r.checkRequests} searches of calls and notes for ${r.calls} calls in write-back batches of up to 25; of the ${r.writtenByA} calls the first worker wrote, the second added ${r.extraGenerations} follow-up generations, ${r.extraNotes} notes, ${r.extraActivities} call engagements; ${other} other HubSpot requests (lookups and writes of the ${r.calls - r.writtenByA} calls the first worker left: ${JSON.stringify(r.statesA)}); second worker done in ${r.secondsB.toFixed(1)} s`,
+  ]);
+}
+
 async function main(): Promise<void> {
   const sections: [boolean, string, () => Promise<void>][] = [
     [only.has('1'), 'context push latency', liveLatencyRows],
     [only.has('2') || only.has('3'), 'requests per call / throughput', requestsAndThroughputRows],
     [only.has('4'), 'webhook acks', ackRows],
     [only.has('5'), 'worker memory', memoryRow],
+    [only.has('6'), 'CRM ledger check', ledgerRow],
   ];
   for (const [wanted, name, run] of sections) {
     if (!wanted) continue;

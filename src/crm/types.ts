@@ -95,6 +95,25 @@ export interface FollowupWrite {
   activityId?: string | undefined;
 }
 
+/** What the CRM already holds for one call, found by `findWritten`. */
+export interface WrittenCall {
+  /** The call's activity (HubSpot call engagement, Salesforce Task), when there is one. */
+  activityId?: string | undefined;
+  /** Follow-up drafts that carry the call id, each with its draft id and CRM record id. */
+  followups: { draftId: string; crmId: string }[];
+}
+
+/** Where `findWritten` looks: the mapping's key fields. */
+export interface WrittenQuery {
+  /** The activity's external-id field (the mapping's `id_field`); the adapter's default if unset. */
+  activityIdField?: string | undefined;
+  /**
+   * The drafts' object and fields, when the mapping writes follow-ups and each draft carries its
+   * call id (`callIdField`); without it only activities are found.
+   */
+  followups?: { kind: FollowupWrite['kind']; idField?: string | undefined; callIdField: string } | undefined;
+}
+
 export type WriteResult =
   { key: string; ok: true; id: string; created: boolean } | { key: string; ok: false; error: Error };
 
@@ -146,6 +165,12 @@ export interface CrmAdapter {
    * them (other CrmErrors when it cannot tell). The worker probes with it while they are rejected.
    */
   checkCredentials(): Promise<void>;
+  /**
+   * What the CRM already holds for these calls: the activity and the follow-up drafts carrying
+   * each call id, in a few batched requests (never one per call). Calls with nothing written are
+   * left out of the map. The ledger of last resort when the local database lost its record.
+   */
+  findWritten(callIds: string[], query?: WrittenQuery): Promise<Map<string, WrittenCall>>;
   /** Checks credentials and that the required custom fields exist with a fitting type. */
   verifySetup(required: FieldRequirement[], options?: { fix?: boolean }): Promise<SetupReport>;
   /** Budget counters for status and metrics. */

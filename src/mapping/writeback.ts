@@ -1,4 +1,4 @@
-import type { ActivityLinks, ActivityWrite, CrmLookup, FollowupWrite } from '../crm/types.js';
+import type { ActivityLinks, ActivityWrite, CrmLookup, FollowupWrite, WrittenQuery } from '../crm/types.js';
 import {
   baseDocument,
   evaluateFields,
@@ -29,6 +29,7 @@ export async function buildFollowups(mapping: Mapping, input: WritebackInput): P
   const target = mapping.writeback.followups;
   if (target === null) return [];
   const base = writebackDocument(input);
+  const callIdField = followupCallIdField(mapping);
   const writes: FollowupWrite[] = [];
   for (const draft of input.followups) {
     const properties = await evaluateProperties(
@@ -38,6 +39,7 @@ export async function buildFollowups(mapping: Mapping, input: WritebackInput): P
       input,
     );
     properties[target.idField] = draft.id;
+    if (callIdField) properties[callIdField] = input.call.id;
     writes.push({
       callId: input.call.id,
       draftId: draft.id,
@@ -48,6 +50,31 @@ export async function buildFollowups(mapping: Mapping, input: WritebackInput): P
     });
   }
   return writes;
+}
+
+/**
+ * The follow-up field that holds the draft's call id: the one named like the activity's
+ * `id_field`, on a draft object other than the activity's (there that field is the unique call
+ * key). crm-sync fills it with the call id whatever its `source` says, so that a fresh database
+ * can find the drafts already written for a call (`findWritten`).
+ */
+export function followupCallIdField(mapping: Mapping): string | undefined {
+  const { activity, followups } = mapping.writeback;
+  if (!followups || followups.object.toLowerCase() === activity.object.toLowerCase()) return undefined;
+  const key = activity.idField.toLowerCase();
+  return followups.fields.find((f) => f.name.toLowerCase() === key)?.name;
+}
+
+/** Where `findWritten` looks for this mapping's activity and drafts. */
+export function writtenQueryFor(mapping: Mapping): WrittenQuery {
+  const { activity, followups } = mapping.writeback;
+  const callIdField = followupCallIdField(mapping);
+  return {
+    activityIdField: activity.idField,
+    ...(followups && callIdField
+      ? { followups: { kind: followups.kind, idField: followups.idField, callIdField } }
+      : {}),
+  };
 }
 
 export function linksOf(lookup: CrmLookup): ActivityLinks {

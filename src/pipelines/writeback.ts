@@ -24,6 +24,7 @@ import {
 } from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
 import { callFactsOf } from './callFacts.js';
+import { adoptWritten, holdsEverything, readLedger, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
@@ -63,15 +64,23 @@ export async function runWritebackBatch(
   items: WritebackItem[],
 ): Promise<Map<number, WritebackResult>> {
   const results = new Map<number, WritebackResult>();
-  // One batch lookup for the participants the payloads already name (list pages, events).
+  // What the CRM holds for the calls this database has no record of writing, before anything is
+  // generated or written for them.
+  const ledger = await readLedger(
+    deps,
+    items.map((i) => i.payload.callId),
+  );
+  // One batch lookup for the participants the payloads already name (list pages, events), but for
+  // calls the CRM already holds whole: those need no lookup.
   const known = items.flatMap((i) => {
     const p = i.payload.call?.participant;
-    return p?.email ? [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }] : [];
+    if (!p?.email || holdsEverything(deps.mapping, ledger.get(i.payload.callId))) return [];
+    return [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }];
   });
   if (known.length > 1) await deps.lookups.prefetch(known);
   const prepared = await Promise.all(
     items.map((item) =>
-      prepare(deps, item).catch((error: unknown): Prepared => ({
+      prepare(deps, item, ledger).catch((error: unknown): Prepared => ({
         kind: 'result',
         result: { kind: 'error', error },
       })),
@@ -87,7 +96,7 @@ export async function runWritebackBatch(
   return results;
 }
 
-async function prepare(deps: PipelineDeps, item: WritebackItem): Promise<Prepared> {
+async function prepare(deps: PipelineDeps, item: WritebackItem, ledger: Ledger): Promise<Prepared> {
   const { db, crmName: crm, clock } = deps;
   const { callId, reason } = item.payload;
   const opts = { priority: item.priority };
@@ -113,6 +122,10 @@ async function prepare(deps: PipelineDeps, item: WritebackItem): Promise<Prepare
   const settled = carried && ['analyzed', 'ended'].includes(callPhaseOf(carried.status));
   const call = settled ? carried : await deps.service.getCall(callId, opts);
   const { record } = await upsertDiscovered(db, { callId, crm, call: callFactsOf(call), now: now() });
+  const written = ledger.get(callId);
+  if (written instanceof Error) throw written;
+  const adopted = await adoptWritten(deps, record, written);
+  if (adopted) return done(adopted);
 
   if (callPhaseOf(call.status) === 'ended') return settle(deps, record, 'skipped', endedReason(call.status));
   if (call.status !== 'analyzed') {
@@ -178,7 +191,7 @@ async function waitForAnalysis(
 
 /** Moves the call on when the table allows it from where it is. */
 export async function moveTo(
-  deps: PipelineDeps,
+  deps: Pick<PipelineDeps, 'db' | 'crmName' | 'clock'>,
   record: Pick<SyncStatusRecord, 'callId' | 'state'>,
   to: SyncState,
   detail: string,

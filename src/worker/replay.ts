@@ -35,8 +35,13 @@ export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date
     }
     // CONTRACT.md: follow-ups are generated once per call "unless an operator asks". A replay is
     // that ask when a generation was claimed but no draft ever arrived (a crash or a 5xx between
-    // the claim and the Service's answer); drafts already stored are reused, never regenerated.
-    if (status.followupsRequestedAt && (await tx.callFollowup.count({ where: { callId } })) === 0) {
+    // the claim and the Service's answer); drafts already stored, or found in the CRM by a fresh
+    // database (crm_followup_ids), are reused, never regenerated.
+    if (
+      status.followupsRequestedAt &&
+      status.crmFollowupIds.length === 0 &&
+      (await tx.callFollowup.count({ where: { callId } })) === 0
+    ) {
       await tx.syncStatus.update({
         where: { callId_crm: { callId, crm } },
         data: { followupsRequestedAt: null, updatedAt: now },

@@ -109,6 +109,8 @@ describe('shipped HubSpot mapping', () => {
             'To: dana@northwind.example, cfo@northwind.example<br><br>' +
             'Hi Dana,<br><br>Thanks for your time. Attached is our SOC 2 report.<br><br>Best,<br>Sam',
           crmsync_followup_id: 'fu_7781',
+          // The call's id: how a fresh database finds the drafts already written (findWritten).
+          crmsync_call_id: 'call_01HZX4',
         },
       },
     ]);
@@ -151,6 +153,7 @@ describe('shipped HubSpot mapping', () => {
       'calls.crmsync_objections_detected:number',
       'calls.crmsync_objections_handled:number',
       'notes.crmsync_followup_id:string:unique',
+      'notes.crmsync_call_id:string',
     ]);
   });
 });

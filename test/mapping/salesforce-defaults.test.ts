@@ -114,6 +114,8 @@ describe('shipped Salesforce mapping', () => {
       ToAddress: 'dana@northwind.example; cfo@northwind.example',
       Status: '5',
       CrmSync_Followup_Id__c: 'fu_7781',
+      // The call's id: how a fresh database finds the drafts already written (findWritten).
+      CrmSync_Call_Id__c: 'call_01HZX4',
     });
   });
 
@@ -180,6 +182,7 @@ describe('shipped Salesforce mapping', () => {
         unique: true,
         label: 'CRM Sync follow-up id',
       },
+      { object: 'EmailMessage', name: 'CrmSync_Call_Id__c', type: 'string', label: 'CRM Sync Call Id' },
     ]);
   });
 });

@@ -34,4 +34,16 @@ describe.each(DATABASE_KINDS)('replay (%s)', (kind) => {
     expect(await claimFollowupGeneration(db, 'lost', 'hubspot', T0)).toBe(true);
     expect(await claimFollowupGeneration(db, 'kept', 'hubspot', T0)).toBe(false);
   });
+
+  it('never re-allows a generation for a call whose drafts were found in the CRM (no local drafts)', async () => {
+    const db = current().db.prisma;
+    await upsertDiscovered(db, { callId: 'adopted', crm: 'hubspot', now: T0 });
+    expect(await claimFollowupGeneration(db, 'adopted', 'hubspot', T0)).toBe(true);
+    await db.syncStatus.update({
+      where: { callId_crm: { callId: 'adopted', crm: 'hubspot' } },
+      data: { crmFollowupIds: ['note-1', 'note-2'] },
+    });
+    await replayCall(db, 'hubspot', 'adopted', T0);
+    expect(await claimFollowupGeneration(db, 'adopted', 'hubspot', T0)).toBe(false);
+  });
 });

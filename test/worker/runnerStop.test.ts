@@ -38,7 +38,8 @@ describe('runner stop with a write-back batch waiting on the Service', () => {
       db,
       crmName: 'hubspot',
       service,
-      crm: {} as CrmAdapter,
+      // The CRM holds nothing for the call (its fresh-database check), so the batch goes on to the Service.
+      crm: { findWritten: () => Promise.resolve(new Map()) } as unknown as CrmAdapter,
       mapping: loadMappings(CONFIG_DIR, 'hubspot'),
       lookups: {} as LookupCache,
       clock: systemClock,

@@ -19,6 +19,7 @@ import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.j
 import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
 import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
+import { findWrittenCalls } from './written.js';
 
 export interface HubSpotAdapterDeps {
   /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
@@ -139,6 +140,10 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
     async checkCredentials() {
       // The read doctor starts with: it needs only the scopes the mapping's lookups need anyway.
       await run('credentials', (api) => api.listProperties('contacts'));
+    },
+
+    findWritten(callIds, query = {}) {
+      return findWrittenCalls(run, callIds, query, { callIdProperty, followupIdProperty });
     },
 
     verifySetup(required: FieldRequirement[], options = {}) {

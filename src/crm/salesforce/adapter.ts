@@ -13,6 +13,7 @@ import { createSession, type AuthMode } from './session.js';
 import { verifySalesforceSetup } from './setup.js';
 import { ControlledTransport, proxyResolver } from './transport.js';
 import { KnownKeys, upsertActivities, upsertFollowups, type KeyFields } from './writes.js';
+import { findWrittenCalls } from './written.js';
 
 export interface SalesforceAdapterDeps {
   config: SalesforceConfig;
@@ -124,6 +125,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
     checkCredentials: async () => {
       await call('limits', () => conn.limits());
     },
+    findWritten: (callIds, query = {}) => findWrittenCalls(ctx, callIds, query, keys),
     verifySetup: (required, options) => {
       // The mapping names its key fields; without one, the default activity key is still needed.
       const hasKey = required.some((r) => r.object === 'Task' && r.unique);

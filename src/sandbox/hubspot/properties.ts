@@ -83,8 +83,15 @@ export const CRMSYNC_PROPERTIES: Partial<Record<ObjectType, Spec[]>> = {
     ['crmsync_objections_detected', 'number', 'number'],
     ['crmsync_objections_handled', 'number', 'number'],
   ],
-  notes: [['crmsync_followup_id', 'string', 'text', UNIQUE]],
-  tasks: [['crmsync_followup_id', 'string', 'text', UNIQUE]],
+  // A draft's call id: not unique, a call has several drafts.
+  notes: [
+    ['crmsync_followup_id', 'string', 'text', UNIQUE],
+    ['crmsync_call_id', 'string', 'text'],
+  ],
+  tasks: [
+    ['crmsync_followup_id', 'string', 'text', UNIQUE],
+    ['crmsync_call_id', 'string', 'text'],
+  ],
 };
 
 export function makeProperty(

@@ -103,7 +103,11 @@ export const CUSTOM_FIELDS: Record<string, FieldDef[]> = {
     number('CrmSync_Objections_Detected__c'),
     number('CrmSync_Objections_Handled__c'),
   ],
-  EmailMessage: [f('CrmSync_Followup_Id__c', 'string', { length: 255, externalId: true, unique: true })],
+  EmailMessage: [
+    f('CrmSync_Followup_Id__c', 'string', { length: 255, externalId: true, unique: true }),
+    // The draft's call id: not unique, a call has several drafts.
+    f('CrmSync_Call_Id__c', 'string', { length: 255 }),
+  ],
 };
 
 function standardObjects(): ObjectDef[] {
