@@ -158,7 +158,7 @@ describe.each([
   });
 
   it("recovers from the CRM's rate limit: the write waits, then lands once", async () => {
-    const adapter = driver.adapter();
+    const adapter = driver.adapterOnFakeClock();
     const input = {
       call: { id: 'call-rate', created_at: '2026-11-20T10:00:00Z' },
       analysis: null,

@@ -19,8 +19,12 @@ export interface Written {
 
 export interface CrmDriver {
   readonly crm: CrmName;
+  /** The time the adapter from `adapterOnFakeClock` sees. */
   readonly clock: FakeClock;
+  /** One adapter per driver (one token: HubSpot limits searches per token), on the real clock. */
   adapter(): CrmAdapter;
+  /** Another adapter on `clock`, for waits the test moves time through. */
+  adapterOnFakeClock(): CrmAdapter;
   /** Activities the sandbox holds, keyed on the call id. */
   activities(): Promise<Written[]>;
   /** Follow-up drafts the sandbox holds, keyed on the draft id. */
@@ -39,16 +43,19 @@ export async function hubSpotDriver(): Promise<CrmDriver> {
     const body = (await res.json()) as { results: { id: string; properties: Record<string, string> }[] };
     return body.results.flatMap((r) => (r.properties[key] ? [{ key: r.properties[key], id: r.id }] : []));
   };
+  // A 429 is handed to the caller (the worker's job waits it out) instead of slept on in-process.
+  const make = (c?: FakeClock) =>
+    createHubSpotAdapter({
+      config: { baseUrl: sb.url, accessToken: sb.accessToken },
+      ...(c ? { clock: c } : {}),
+      retry: { maxWaitMs: 0 },
+    });
+  const shared = make();
   return {
     crm: 'hubspot',
     clock,
-    // A 429 is handed to the caller (the worker's job waits it out) instead of slept on in-process.
-    adapter: () =>
-      createHubSpotAdapter({
-        config: { baseUrl: sb.url, accessToken: sb.accessToken },
-        clock,
-        retry: { maxWaitMs: 0 },
-      }),
+    adapter: () => shared,
+    adapterOnFakeClock: () => make(clock),
     activities: () => read('calls', 'crmsync_call_id'),
     followups: () => read('notes', 'crmsync_followup_id'),
     // HubSpot: 429 with policyName TEN_SECONDLY_ROLLING (API usage guidelines, "Rate limits").
@@ -71,10 +78,12 @@ export async function salesforceDriver(): Promise<CrmDriver> {
     (await adminRecords(sb, type)).flatMap((r) =>
       typeof r[key] === 'string' ? [{ key: r[key] as string, id: String(r.Id) }] : [],
     );
+  const shared = createSalesforceAdapter({ config: sandboxConfig(sb) });
   return {
     crm: 'salesforce',
     clock,
-    adapter: () => createSalesforceAdapter({ config: sandboxConfig(sb), clock }),
+    adapter: () => shared,
+    adapterOnFakeClock: () => createSalesforceAdapter({ config: sandboxConfig(sb), clock }),
     activities: () => read('Task', 'CrmSync_Call_Id__c'),
     followups: () => read('EmailMessage', 'CrmSync_Followup_Id__c'),
     // Salesforce: 403 REQUEST_LIMIT_EXCEEDED (REST API Developer Guide, "Status Codes and Error Responses").
