@@ -9,7 +9,9 @@
  *      PostgreSQL (target p99 < 50 ms);
  *   5. the worker's peak memory (child process) while 10,000 calls wait;
  *   6. the CRM requests a second worker on a fresh database spends per call to find what the CRM
- *      already holds (target: at most 1 per call), and the follow-ups and notes it adds (0).
+ *      already holds (target: at most 1 per call), and the follow-ups and notes it adds (0);
+ *   7. context-push latency when 25 calls start at once against a HubSpot sandbox that enforces
+ *      HubSpot's five searches per second (target p95 <= 6 s, 0 search 429s), both databases.
  *
  *   npm run bench -- [--quick] [--only 1,3] [--ack-seconds 3] [--memory-jobs 10000] [--verbose]
  *                    [--strict]   (exit 1 when a target is missed; a section that throws always does)
@@ -29,6 +31,7 @@ import { benchLedgerCheck } from './worker/ledger.js';
 import { benchWorkerMemory } from './worker/memory.js';
 import { benchBackfillThroughput, benchWebhookPath, endpointBreakdown } from './worker/throughput.js';
 import { benchDbAcks } from './worker/webhookAcks.js';
+import { runCallStartBurst } from './worker/callStartBurst.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,7 +45,7 @@ const { values: args } = parseArgs({
 });
 
 const quick = args.quick;
-const only = new Set((args.only ?? '1,2,3,4,5,6').split(',').map((s) => s.trim()));
+const only = new Set((args.only ?? '1,2,3,4,5,6,7').split(',').map((s) => s.trim()));
 const logger = benchLogger(args.verbose);
 /** Full sizes keep the whole run near 6 minutes on 2 cores; --quick is a smoke run of about 1.5. */
 const SIZES = quick
@@ -249,6 +252,29 @@ async function ledgerRow(): Promise<void> {
   ]);
 }
 
+async function callStartBurstRow(): Promise<void> {
+  progress('7: 25 calls starting at once, HubSpot sandbox enforcing 5 searches/s');
+  const run = async (db: BenchDatabase) => {
+    const r = await runCallStartBurst({ calls: 25, databaseUrl: db.databaseUrl });
+    rows.push([
+      `context push p50 / p95, 25 call starts at once, HubSpot 5 searches/s (${db.name})`,
+      `${ms(r.p50Ms)} / ${ms(r.p95Ms)}`,
+      'p95 <= 6000 ms, 0 search 429s',
+      verdict(r.p95Ms <= 6_000 && r.search429 === 0 && r.latenciesMs.length === 25),
+      `max ${ms(r.maxMs)}; ${r.searches} searches of ${r.hubspotRequests} HubSpot requests; ${r.search429} search 429s`,
+    ]);
+  };
+  const embedded = embeddedDatabase();
+  try {
+    await run(embedded);
+  } finally {
+    await embedded.drop();
+  }
+  const skipped = await withPostgres(run);
+  if (skipped)
+    rows.push(['context push, 25 call starts (PostgreSQL)', '-', 'p95 <= 6000 ms', 'skipped', skipped]);
+}
+
 async function main(): Promise<void> {
   const sections: [boolean, string, () => Promise<void>][] = [
     [only.has('1'), 'context push latency', liveLatencyRows],
@@ -256,6 +282,7 @@ async function main(): Promise<void> {
     [only.has('4'), 'webhook acks', ackRows],
     [only.has('5'), 'worker memory', memoryRow],
     [only.has('6'), 'CRM ledger check', ledgerRow],
+    [only.has('7'), 'call-start burst', callStartBurstRow],
   ];
   for (const [wanted, name, run] of sections) {
     if (!wanted) continue;
