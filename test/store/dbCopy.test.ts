@@ -146,7 +146,7 @@ describe.skipIf(!TEST_DATABASE_URL)('db copy from the embedded database to Postg
     mkdirSync(path.join(migrationsDir, '29990101000000_later_change'));
     writeFileSync(
       path.join(migrationsDir, '29990101000000_later_change', 'migration.sql'),
-      `ALTER TABLE "sync_status" ADD COLUMN "match_decision" JSONB;
+      `ALTER TABLE "sync_status" ADD COLUMN "later_note" JSONB;
 CREATE TABLE "a_note" ("id" BIGSERIAL PRIMARY KEY, "call_id" TEXT NOT NULL, "crm" TEXT NOT NULL, "text" TEXT,
   CONSTRAINT "a_note_status_fkey" FOREIGN KEY ("call_id", "crm") REFERENCES "sync_status"("call_id", "crm"));
 `,
@@ -157,7 +157,7 @@ CREATE TABLE "a_note" ("id" BIGSERIAL PRIMARY KEY, "call_id" TEXT NOT NULL, "crm
     await migrate(sourceDb, { migrationsDir });
     await seed(sourceDb);
     await sourceDb.prisma.$executeRawUnsafe(
-      `UPDATE sync_status SET match_decision = '{"rule":"email","candidates":[1,2]}' WHERE call_id = 'call_1'`,
+      `UPDATE sync_status SET later_note = '{"rule":"email","candidates":[1,2]}' WHERE call_id = 'call_1'`,
     );
     await sourceDb.prisma.$executeRawUnsafe(
       `INSERT INTO a_note (call_id, crm, text) VALUES ('call_1', 'hubspot', 'n')`,
@@ -193,7 +193,7 @@ CREATE TABLE "a_note" ("id" BIGSERIAL PRIMARY KEY, "call_id" TEXT NOT NULL, "crm
     try {
       expect(await snapshot(copy)).toEqual(await snapshot(sourceDb));
       const [decision] = await copy.prisma.$queryRawUnsafe<{ d: unknown }[]>(
-        `SELECT match_decision AS d FROM sync_status WHERE call_id = 'call_1'`,
+        `SELECT later_note AS d FROM sync_status WHERE call_id = 'call_1'`,
       );
       expect(decision?.d).toEqual({ rule: 'email', candidates: [1, 2] });
       const event = await copy.prisma.syncEvent.create({
