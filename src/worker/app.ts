@@ -28,10 +28,15 @@ import { recoverFromDeadProcess } from './recover.js';
 import { recordExhaustedJobs } from './jobOutcome.js';
 import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
 import { collectStatus } from './status.js';
-import { registerAdminRoutes } from './adminRoutes.js';
+import { adminRoutes } from './adminRoutes.js';
+import { boundAddress } from './boundAddress.js';
+import { accessKeys } from '../http/access.js';
 
 export interface WorkerHandle {
+  /** A URL this host can reach the worker on (loopback when it listens on every interface). */
   url: string;
+  /** The address actually bound, e.g. http://0.0.0.0:8080 or http://[::1]:8080. */
+  listenUrl: string;
   port: number;
   workerId: string;
   /** Graceful stop: no new work, running jobs drain (or are handed back), then close. */
@@ -172,11 +177,11 @@ export async function startWorker(
       readiness,
       metrics,
       clock,
+      access: accessKeys(config.http.adminToken),
+      operatorRoutes: [adminRoutes({ db, crm: config.crm, clock, onEnqueued: () => runner.wake() })],
     });
-    registerAdminRoutes(http, { db, crm: config.crm, clock, onEnqueued: () => runner.wake() });
     await http.listen({ port: config.http.port, host: config.http.host });
-    const address = http.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.http.port;
+    const bound = boundAddress(http.server.address(), config.http);
     cleanup.unshift(() => http.close());
 
     // Say plainly at start when the key is bad, instead of at the first webhook.
@@ -192,11 +197,16 @@ export async function startWorker(
 
     runner.start();
     poller.start();
-    logger.info({ port, workerId, crm: config.crm, plan: config.service.plan }, 'crm-sync worker started');
+    const port = bound.port;
+    logger.info(
+      { address: bound.listenUrl, workerId, crm: config.crm, plan: config.service.plan },
+      'crm-sync worker started',
+    );
 
     let stopping: Promise<void> | null = null;
     return {
-      url: `http://127.0.0.1:${port}`,
+      url: bound.localUrl,
+      listenUrl: bound.listenUrl,
       port,
       workerId,
       stop(drainMs = 20_000) {
