@@ -30,6 +30,10 @@ import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
 import { collectStatus } from './status.js';
 import { adminRoutes } from './adminRoutes.js';
 import { boundAddress } from './boundAddress.js';
+import { consoleRoutes } from '../console/routes.js';
+import { consolePublicRoutes } from '../console/publicRoutes.js';
+import { recordLinker } from '../console/links.js';
+import { previewCall, type PreviewSource } from '../mapping/preview.js';
 import { accessKeys } from '../http/access.js';
 
 export interface WorkerHandle {
@@ -168,6 +172,13 @@ export async function startWorker(
       },
       { clock },
     );
+    const access = accessKeys(config.http.adminToken);
+    // The console's mapping preview: reads only, at write-back priority, from this worker's budget.
+    const previewSource: PreviewSource = {
+      getCall: (callId) => service.getCall(callId, { priority: 'writeback' }),
+      getAnalysis: (callId) => service.getAnalysis(callId, { priority: 'writeback' }),
+      lookup: (participant, fields, rule) => crm.lookup(participant, fields, rule),
+    };
     const http = buildHttpServer({
       logger,
       webhookSecrets: config.service.webhookSecrets,
@@ -177,8 +188,23 @@ export async function startWorker(
       readiness,
       metrics,
       clock,
-      access: accessKeys(config.http.adminToken),
-      operatorRoutes: [adminRoutes({ db, crm: config.crm, clock, onEnqueued: () => runner.wake() })],
+      access,
+      operatorRoutes: [
+        adminRoutes({ db, crm: config.crm, clock, onEnqueued: () => runner.wake() }),
+        consoleRoutes({
+          db,
+          crm: config.crm,
+          clock,
+          status,
+          links: recordLinker(config),
+          configDir: config.configDir,
+          preview: (callId) => previewCall(previewSource, mapping, callId, { now: clock.now() }),
+          onEnqueued: () => runner.wake(),
+          csrf: access.csrf,
+          tokenConfigured: access.adminToken !== undefined,
+        }),
+      ],
+      publicRoutes: [consolePublicRoutes(access)],
     });
     await http.listen({ port: config.http.port, host: config.http.host });
     const bound = boundAddress(http.server.address(), config.http);
