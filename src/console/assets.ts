@@ -34,10 +34,10 @@ tr.bad td { color:var(--bad); font-weight:600; }
 .mono { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:.88em; }
 .clip { max-width:100%; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
 .nowrap { white-space:nowrap; }
-dl { display:grid; grid-template-columns:auto 1fr; gap:.25rem .8rem; margin:0; }
+dl { display:grid; grid-template-columns:minmax(0,1fr) minmax(0,1fr); gap:.25rem .8rem; margin:0; }
 dt { color:var(--muted); } dd { margin:0; min-width:0; }
 meter { width:100%; height:1rem; }
-.chart svg { width:100%; height:150px; }
+.chart svg { width:100%; height:auto; display:block; }
 .chart .bar { fill:var(--accent); }
 .chart .axis { font-size:9px; fill:var(--muted); text-anchor:middle; }
 .chart figcaption { margin-top:.3rem; }

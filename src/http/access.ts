@@ -83,7 +83,8 @@ export function isSameOrigin(headers: {
   }
   if (headers.origin === undefined) return true;
   try {
-    return new URL(headers.origin).host === headers.host;
+    // Through URL both sides, so a default port (:80) is spelled the same way.
+    return new URL(headers.origin).host === new URL(`http://${headers.host}`).host;
   } catch {
     return false;
   }

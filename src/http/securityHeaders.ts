@@ -1,6 +1,7 @@
 /**
  * Security headers on every response: no inline script or style (the console serves its own
- * files), no framing, no MIME sniffing, no referrer leaking call ids to CRM tabs.
+ * files), no framing, no MIME sniffing, no referrer leaking call ids to CRM tabs (same-origin: with
+ * no-referrer, Chromium sends "Origin: null" on the console's own form posts).
  */
 import type { FastifyInstance } from 'fastify';
 
@@ -20,6 +21,6 @@ export function addSecurityHeaders(app: FastifyInstance): void {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
-    reply.header('referrer-policy', 'no-referrer');
+    reply.header('referrer-policy', 'same-origin');
   });
 }
