@@ -2,7 +2,7 @@
  * The operator console in a real browser (Debian's Chromium driven by playwright-core) against the
  * worker as its own process, with the Service and HubSpot sandboxes: sign in with the admin token,
  * compare the overview with `crm-sync status --json`, open a failed call, replay it, see it written
- * back. Also keeps the README's screenshots (docs/console-*.png) current.
+ * back. With UPDATE_SCREENSHOTS=1 it also refreshes the README's screenshots (docs/console-*.png).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -35,6 +35,7 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
 
 const TOKEN = 'console-test-token-6c0d9a1e5b';
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? path.join(REPO_ROOT, 'docs') : tmpdir();
 const JANE = { name: 'Jane Doe', email: 'jane.doe@acme.example', company: 'Acme Corp' };
 const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
 
@@ -133,7 +134,7 @@ describe.runIf(hasChromium)('operator console in a browser', () => {
     for (const [priority, n] of Object.entries(status.jobs.queuedByPriority)) {
       expect(await page.textContent(`[data-queue="${priority}"]`)).toBe(String(n));
     }
-    await page.screenshot({ path: path.join(REPO_ROOT, 'docs', 'console-overview.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-overview.png'), fullPage: true });
   });
 
   it('opens the failed call from its error group, replays it, and sees it written back', async () => {
@@ -158,7 +159,7 @@ describe.runIf(hasChromium)('operator console in a browser', () => {
     expect(timeline).toContain('replay requested by an operator');
     const contactLink = await page.getAttribute('[data-record="contact"] a', 'href');
     expect(contactLink).toMatch(/\/contacts\/0\/record\/0-1\//);
-    await page.screenshot({ path: path.join(REPO_ROOT, 'docs', 'console-call.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-call.png'), fullPage: true });
   });
 
   it('finds the call by participant email and company', async () => {
