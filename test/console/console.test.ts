@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { MatchDecision } from '../../src/crm/match/types.js';
 import { accessKeys } from '../../src/http/access.js';
 import { consoleRoutes } from '../../src/console/routes.js';
+import { adminRoutes } from '../../src/worker/adminRoutes.js';
 import { consolePublicRoutes } from '../../src/console/publicRoutes.js';
 import { recordLinker } from '../../src/console/links.js';
 import { loadOverview } from '../../src/console/overview.js';
@@ -118,7 +119,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     await call('call_old', 'old@acme.example', 'Acme Corp', 10 * 24 * 60);
     app = testServer({
       access: keys,
-      operatorRoutes: [consoleRoutes(deps())],
+      operatorRoutes: [consoleRoutes(deps()), adminRoutes({ ...deps(), onEnqueued: () => undefined })],
       publicRoutes: [consolePublicRoutes(keys)],
     }).app;
   });
@@ -263,5 +264,28 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
       remoteAddress: '198.51.100.4',
     });
     expect(page.statusCode).toBe(200);
+  });
+
+  it('takes the CLI replay by code and window on POST /admin/replay, and refuses a bad window', async () => {
+    const db = current().db.prisma;
+    await db.syncStatus.updateMany({
+      where: { callId: { in: ['call_bad1', 'call_bad2'] } },
+      data: { state: 'failed', lastErrorCode: 'CRM_REJECTED', updatedAt: new Date(NOW - 60_000) },
+    });
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/admin/replay',
+      headers: auth,
+      payload: { since: 'last tuesday' },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toMatch(/since: expected a date/);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/admin/replay',
+      headers: auth,
+      payload: { code: 'CRM_REJECTED', since: new Date(NOW - 120_000).toISOString() },
+    });
+    expect(res.json().callIds.sort()).toEqual(['call_bad1', 'call_bad2']);
   });
 });
