@@ -86,8 +86,10 @@ say(
 
 const dataDir = path.join(root, 'data', 'demo');
 rmSync(dataDir, { recursive: true, force: true });
+// The demo's worker listens on loopback only, where no admin token is needed: drop one set outside.
+const { ADMIN_TOKEN: _adminToken, ...inherited } = process.env;
 const env = {
-  ...process.env,
+  ...inherited,
   ...crmEnv,
   SERVICE_API_BASE_URL: service.url,
   SERVICE_API_KEY: service.apiKey,

@@ -15,20 +15,28 @@ export async function openDatabaseOrWorker(config: AppConfig): Promise<Database 
   }
 }
 
-/** Calls the running worker's loopback API (PORT from the config). */
+/** Calls the running worker's loopback API (PORT from the config), with ADMIN_TOKEN when set. */
 export async function askWorker<T>(config: AppConfig, path: string, body?: unknown): Promise<T> {
   const url = `http://127.0.0.1:${config.http.port}${path}`;
   let res: Response;
   try {
     res = await fetch(url, {
       method: body === undefined ? 'GET' : 'POST',
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(config.http.adminToken ? { authorization: `Bearer ${config.http.adminToken}` } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
     throw new Error(
       `the embedded database is in use by another process, and no worker answers on ${url}; ` +
         'stop the other crm-sync process or set PORT to the running worker',
+    );
+  }
+  if (res.status === 401 || res.status === 403) {
+    throw new Error(
+      `the worker refused ${path} (${res.status}): set ADMIN_TOKEN to the worker's admin token`,
     );
   }
   if (!res.ok) throw new Error(`the worker answered ${res.status} for ${path}: ${await res.text()}`);

@@ -26,6 +26,8 @@ export interface HubSpotConfig {
   clientId?: string | undefined;
   clientSecret?: string | undefined;
   refreshToken?: string | undefined;
+  /** For console links to records (https://app.hubspot.com/contacts/{portalId}/record/...). */
+  portalId?: string | undefined;
 }
 
 export interface SalesforceConfig {
@@ -48,7 +50,7 @@ export interface AppConfig {
   crm: CrmName;
   hubspot: HubSpotConfig;
   salesforce: SalesforceConfig;
-  http: { port: number; host: string; maxBodyBytes: number };
+  http: { port: number; host: string; maxBodyBytes: number; adminToken?: string | undefined };
   pollSchedule: string;
   logLevel: string;
   configDir: string;
@@ -186,6 +188,7 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
       clientId: raw.HUBSPOT_CLIENT_ID,
       clientSecret: raw.HUBSPOT_CLIENT_SECRET,
       refreshToken: raw.HUBSPOT_REFRESH_TOKEN,
+      portalId: raw.HUBSPOT_PORTAL_ID,
     },
     salesforce: {
       instanceUrl: raw.SALESFORCE_INSTANCE_URL,
@@ -198,7 +201,12 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
       jwtPrivateKey: raw.SALESFORCE_JWT_PRIVATE_KEY,
       apiVersion: raw.SALESFORCE_API_VERSION,
     },
-    http: { port: raw.PORT, host: raw.HOST, maxBodyBytes: raw.WEBHOOK_MAX_BODY_BYTES },
+    http: {
+      port: raw.PORT,
+      host: raw.HOST,
+      maxBodyBytes: raw.WEBHOOK_MAX_BODY_BYTES,
+      adminToken: raw.ADMIN_TOKEN,
+    },
     pollSchedule: raw.POLL_SCHEDULE,
     logLevel: raw.LOG_LEVEL,
     configDir: raw.CONFIG_DIR,

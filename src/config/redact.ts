@@ -8,6 +8,7 @@ export function redactConfig(config: AppConfig): AppConfig {
   return {
     ...config,
     databaseUrl: config.databaseUrl?.replace(/\/\/([^:@/]+):[^@/]*@/, `//$1:${REDACTED}@`),
+    http: { ...config.http, adminToken: hide(config.http.adminToken) },
     service: {
       ...config.service,
       apiKey: hide(config.service.apiKey) ?? '',

@@ -56,6 +56,7 @@ export const SECRET_KEYS = [
   'SALESFORCE_JWT_PRIVATE_KEY',
   // May carry a password.
   'DATABASE_URL',
+  'ADMIN_TOKEN',
 ] as const;
 
 export const rawConfigSchema = z.object({
@@ -130,6 +131,12 @@ export const rawConfigSchema = z.object({
       .default(8080),
   ),
   HOST: optionalText.pipe(hostName.default('0.0.0.0')),
+  /** Guards the console, /status and /admin/*; without it they answer loopback requests only. */
+  ADMIN_TOKEN: optionalText.pipe(z.string().min(16, 'expected at least 16 characters').optional()),
+  /** HubSpot account (portal) id, for links from the console to HubSpot records. */
+  HUBSPOT_PORTAL_ID: optionalText.pipe(
+    z.string().regex(/^\d+$/, 'expected the numeric HubSpot account id').optional(),
+  ),
   WEBHOOK_MAX_BODY_BYTES: optionalText.pipe(positiveInt.default(1_048_576)),
   POLL_SCHEDULE: optionalText.pipe(cronSchedule.default('*/30 * * * * *')),
   LOG_LEVEL: optionalText.pipe(

@@ -1,14 +1,14 @@
 /**
- * Operator endpoints: liveness, readiness, status and Prometheus metrics. They carry no secrets
- * but do describe the worker, so bind the port to an internal network.
+ * Open operator endpoints: liveness, readiness and Prometheus metrics (no personal data: labels
+ * are endpoints, states and priorities). GET /status is here too, but is registered behind the
+ * operator access rules (server.ts) since failure messages may name a participant.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../metrics/metrics.js';
 import { errorBody } from './errors.js';
 import type { ReadinessReport } from './types.js';
 
 export interface OpsRouteDeps {
-  status: () => Promise<unknown>;
   readiness: () => Promise<ReadinessReport>;
   metrics: Metrics;
 }
@@ -32,17 +32,22 @@ export async function opsRoutes(app: FastifyInstance, deps: OpsRouteDeps): Promi
     return reply.code(report.ready ? 200 : 503).send(report);
   });
 
-  app.get('/status', async (request, reply) => {
-    try {
-      return reply.send(await deps.status());
-    } catch (err) {
-      request.log.error({ err }, 'status unavailable');
-      return reply.code(500).send(errorBody('STATUS_UNAVAILABLE', 'status could not be read'));
-    }
-  });
-
   app.get('/metrics', async (_request, reply) => {
     const text = await deps.metrics.render();
     return reply.type(deps.metrics.contentType).send(text);
   });
+}
+
+/** GET /status: the same JSON as `crm-sync status --json`. */
+export function statusRoute(status: () => Promise<unknown>): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/status', async (request, reply) => {
+      try {
+        return reply.send(await status());
+      } catch (err) {
+        request.log.error({ err }, 'status unavailable');
+        return reply.code(500).send(errorBody('STATUS_UNAVAILABLE', 'status could not be read'));
+      }
+    });
+  };
 }

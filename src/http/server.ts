@@ -9,8 +9,11 @@ import Fastify, {
   type FastifyInstance,
 } from 'fastify';
 import { systemClock } from '../util/clock.js';
+import { accessKeys } from './access.js';
+import { operatorScope } from './operatorScope.js';
+import { addSecurityHeaders } from './securityHeaders.js';
 import { errorBody } from './errors.js';
-import { opsRoutes } from './opsRoutes.js';
+import { opsRoutes, statusRoute } from './opsRoutes.js';
 import type { HttpServerDeps } from './types.js';
 import { webhookRoutes } from './webhookRoute.js';
 
@@ -25,6 +28,7 @@ export function buildHttpServer(deps: HttpServerDeps): HttpServer {
     bodyLimit: deps.maxBodyBytes,
   });
 
+  addSecurityHeaders(app);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(errorBody('NOT_FOUND', 'no such route')));
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
@@ -44,6 +48,9 @@ export function buildHttpServer(deps: HttpServerDeps): HttpServer {
     metrics: deps.metrics,
     clock: deps.clock ?? systemClock,
   });
-  app.register(opsRoutes, { status: deps.status, readiness: deps.readiness, metrics: deps.metrics });
+  app.register(opsRoutes, { readiness: deps.readiness, metrics: deps.metrics });
+  const keys = deps.access ?? accessKeys(undefined);
+  app.register(operatorScope(keys, [statusRoute(deps.status), ...(deps.operatorRoutes ?? [])]));
+  for (const routes of deps.publicRoutes ?? []) app.register(routes);
   return app;
 }

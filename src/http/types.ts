@@ -1,4 +1,6 @@
+import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from '../log/logger.js';
+import type { AccessKeys } from './access.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Clock } from '../util/clock.js';
 
@@ -47,4 +49,10 @@ export interface HttpServerDeps {
   metrics: Metrics;
   /** Defaults to the system clock. */
   clock?: Clock;
+  /** The admin token's derived keys; default: no token (operator routes answer loopback only). */
+  access?: AccessKeys;
+  /** More routes behind the operator access rules (/admin/*, /console). */
+  operatorRoutes?: FastifyPluginAsync[];
+  /** Routes open to anyone, such as the console's sign-in page; they must reveal nothing. */
+  publicRoutes?: FastifyPluginAsync[];
 }

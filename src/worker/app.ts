@@ -33,10 +33,19 @@ import { recoverFromDeadProcess } from './recover.js';
 import { recordExhaustedJobs } from './jobOutcome.js';
 import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
 import { collectStatus } from './status.js';
-import { registerAdminRoutes } from './adminRoutes.js';
+import { adminRoutes } from './adminRoutes.js';
+import { boundAddress } from './boundAddress.js';
+import { consoleRoutes } from '../console/routes.js';
+import { consolePublicRoutes } from '../console/publicRoutes.js';
+import { recordLinker } from '../console/links.js';
+import { previewCall, type PreviewSource } from '../mapping/preview.js';
+import { accessKeys } from '../http/access.js';
 
 export interface WorkerHandle {
+  /** A URL this host can reach the worker on (loopback when it listens on every interface). */
   url: string;
+  /** The address actually bound, e.g. http://0.0.0.0:8080 or http://[::1]:8080. */
+  listenUrl: string;
   port: number;
   workerId: string;
   /** Graceful stop: no new work, running jobs drain (or are handed back), then close. */
@@ -188,6 +197,13 @@ export async function startWorker(
       },
       { clock },
     );
+    const access = accessKeys(config.http.adminToken);
+    // The console's mapping preview: reads only, at write-back priority, from this worker's budget.
+    const previewSource: PreviewSource = {
+      getCall: (callId) => service.getCall(callId, { priority: 'writeback' }),
+      getAnalysis: (callId) => service.getAnalysis(callId, { priority: 'writeback' }),
+      lookup: (participant, fields, rule) => crm.lookup(participant, fields, rule),
+    };
     const http = buildHttpServer({
       logger,
       webhookSecrets: config.service.webhookSecrets,
@@ -197,11 +213,26 @@ export async function startWorker(
       readiness,
       metrics,
       clock,
+      access,
+      operatorRoutes: [
+        adminRoutes({ db, crm: config.crm, clock, onEnqueued: () => runner.wake() }),
+        consoleRoutes({
+          db,
+          crm: config.crm,
+          clock,
+          status,
+          links: recordLinker(config),
+          configDir: config.configDir,
+          preview: (callId) => previewCall(previewSource, mapping, callId, { now: clock.now() }),
+          onEnqueued: () => runner.wake(),
+          csrf: access.csrf,
+          tokenConfigured: access.adminToken !== undefined,
+        }),
+      ],
+      publicRoutes: [consolePublicRoutes(access)],
     });
-    registerAdminRoutes(http, { db, crm: config.crm, clock, onEnqueued: () => runner.wake() });
     await listenOrNameTheSetting(http, config.http);
-    const address = http.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.http.port;
+    const bound = boundAddress(http.server.address(), config.http);
     cleanup.unshift(() => http.close());
 
     // Say plainly at start when the key is bad, instead of at the first webhook.
@@ -219,11 +250,16 @@ export async function startWorker(
     // Probes the CRM credentials now; once accepted, jobs an earlier run held back on CRM_AUTH run.
     credentials.start();
     poller.start();
-    logger.info({ port, workerId, crm: config.crm, plan: config.service.plan }, 'crm-sync worker started');
+    const port = bound.port;
+    logger.info(
+      { address: bound.listenUrl, workerId, crm: config.crm, plan: config.service.plan },
+      'crm-sync worker started',
+    );
 
     let stopping: Promise<void> | null = null;
     return {
-      url: `http://127.0.0.1:${port}`,
+      url: bound.localUrl,
+      listenUrl: bound.listenUrl,
       port,
       workerId,
       stop(drainMs = 20_000) {

@@ -1,5 +1,6 @@
 /**
- * Operator replays: put a call (or every failed call) back to work. The call's state moves back
+ * Operator replays: put a call (or the failed calls, all or by error code and time window) back
+ * to work. The CLI, the loopback admin API and the console all come here. The call's state moves back
  * to where work resumes and a write-back job is queued; the CRM write upserts on the call id, so
  * a replay of a written call updates its activity instead of adding one.
  */
@@ -7,13 +8,10 @@ import type { CrmName } from '../crm/types.js';
 import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobQueue.js';
-import {
-  getSyncStatus,
-  listSyncStatusByState,
-  transitionSyncStatus,
-  upsertDiscovered,
-} from '../store/syncStatusRepo.js';
+import { listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
+import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
+import type { ReplayRequest } from './replayRequest.js';
 
 export interface ReplayResult {
   callIds: string[];
@@ -57,8 +55,29 @@ export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date
   });
 }
 
-export async function replayFailed(db: Db, crm: CrmName, now: Date, limit = 10_000): Promise<ReplayResult> {
-  const failed = await listSyncStatusByState(db, 'failed', { crm, limit });
+/** Replays the failed calls matching `selection` (every failed call when it is empty). */
+export async function replayFailed(
+  db: Db,
+  crm: CrmName,
+  now: Date,
+  selection: FailedSelection = {},
+  limit = 10_000,
+): Promise<ReplayResult> {
+  const failed = await listFailedCalls(db, crm, selection, limit);
   for (const f of failed) await replayCall(db, crm, f.callId, now);
   return { callIds: failed.map((f) => f.callId) };
+}
+
+/** Carries out an operator's replay request (parseReplayRequest). */
+export async function runReplay(
+  db: Db,
+  crm: CrmName,
+  request: ReplayRequest,
+  now: Date,
+): Promise<ReplayResult> {
+  if ('callId' in request) {
+    await replayCall(db, crm, request.callId, now);
+    return { callIds: [request.callId] };
+  }
+  return replayFailed(db, crm, now, request.failed);
 }

@@ -127,6 +127,11 @@ export interface WorkerProcess {
   status(): Promise<StatusSnapshot>;
 }
 
+/** The worker's admin token as the CLI sends it, when the test set one. */
+export function adminHeaders(env: Env): Record<string, string> {
+  return env.ADMIN_TOKEN ? { authorization: `Bearer ${env.ADMIN_TOKEN}` } : {};
+}
+
 /** Starts `crm-sync start` as a child process and resolves once GET /readyz answers 200. */
 export async function startWorkerProcess(
   env: WorkerEnv,
@@ -151,7 +156,7 @@ export async function startWorkerProcess(
   );
   const url = `http://127.0.0.1:${env.PORT}`;
   const get = async <T>(p: string): Promise<T> => {
-    const res = await fetch(`${url}${p}`);
+    const res = await fetch(`${url}${p}`, { headers: adminHeaders(env) });
     if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   };
@@ -257,7 +262,9 @@ export async function syncRow(
   worker: WorkerProcess,
   callId: string,
 ): Promise<Record<string, unknown> | undefined> {
-  const res = await fetch(`${worker.url}/admin/calls/${encodeURIComponent(callId)}`);
+  const res = await fetch(`${worker.url}/admin/calls/${encodeURIComponent(callId)}`, {
+    headers: adminHeaders(worker.env),
+  });
   if (res.status === 404) return undefined;
   if (!res.ok) throw new Error(`GET /admin/calls/${callId}: ${res.status}`);
   return ((await res.json()) as { status: Record<string, unknown> }).status;

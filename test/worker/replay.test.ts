@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { claimFollowupGeneration, saveFollowupDrafts } from '../../src/store/followupRepo.js';
-import { replayCall, replayFailed } from '../../src/worker/replay.js';
+import { recordSyncError } from '../../src/store/syncStatusRepo.js';
+import { replayCall, replayFailed, runReplay } from '../../src/worker/replay.js';
+import { parseReplayRequest } from '../../src/worker/replayRequest.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const T0 = new Date(Date.UTC(2026, 0, 5, 12));
@@ -45,5 +47,62 @@ describe.each(DATABASE_KINDS)('replay (%s)', (kind) => {
     });
     await replayCall(db, 'hubspot', 'adopted', T0);
     expect(await claimFollowupGeneration(db, 'adopted', 'hubspot', T0)).toBe(false);
+  });
+
+  it('replays failed calls by error code and by the window they failed in, the same for every entry point', async () => {
+    const db = current().db.prisma;
+    const fail = async (callId: string, code: string, at: Date) => {
+      await upsertDiscovered(db, { callId, crm: 'salesforce', now: at });
+      await transitionSyncStatus(db, { callId, crm: 'salesforce', to: 'failed', now: at });
+      await recordSyncError(db, {
+        callId,
+        crm: 'salesforce',
+        code,
+        message: 'm',
+        nextAttemptAt: null,
+        now: at,
+      });
+    };
+    const hour = (h: number) => new Date(Date.UTC(2026, 0, 6, h));
+    await fail('m1', 'MAPPING_REQUIRED_MISSING', hour(9));
+    await fail('m2', 'MAPPING_REQUIRED_MISSING', hour(11));
+    await fail('r1', 'CRM_REJECTED', hour(10));
+    const now = hour(12);
+
+    const byCode = await runReplay(db, 'salesforce', parseReplayRequest({ code: 'CRM_REJECTED' }), now);
+    expect(byCode.callIds).toEqual(['r1']);
+    const byWindow = await runReplay(
+      db,
+      'salesforce',
+      parseReplayRequest({ since: '2026-01-06T08:30', until: '2026-01-06T10:00Z' }),
+      now,
+    );
+    expect(byWindow.callIds).toEqual(['m1']);
+    expect((await getSyncStatus(db, 'm2', 'salesforce'))?.state).toBe('failed');
+    const rest = await replayFailed(db, 'salesforce', now, { code: 'MAPPING_REQUIRED_MISSING' });
+    expect(rest.callIds).toEqual(['m2']);
+    expect(
+      await db.job.count({
+        where: { state: 'queued', key: { in: ['writeback:m1', 'writeback:m2', 'writeback:r1'] } },
+      }),
+    ).toBe(3);
+  });
+});
+
+describe('replay requests', () => {
+  it('accepts one call, every failed call, a code or a window, and refuses the rest plainly', () => {
+    expect(parseReplayRequest({ callId: ' c1 ' })).toEqual({ callId: 'c1' });
+    expect(parseReplayRequest({ failed: true })).toEqual({
+      failed: { code: undefined, since: undefined, until: undefined },
+    });
+    expect(parseReplayRequest({ failed: 'true', code: 'CRM_AUTH' })).toMatchObject({
+      failed: { code: 'CRM_AUTH' },
+    });
+    expect(parseReplayRequest({ since: '2026-01-31' })).toMatchObject({
+      failed: { since: new Date('2026-01-31T00:00:00Z') },
+    });
+    expect(() => parseReplayRequest({})).toThrow(/give a call id/);
+    expect(() => parseReplayRequest({ since: 'yesterday' })).toThrow(/since: expected a date/);
+    expect(() => parseReplayRequest({ since: '2026-02-01', until: '2026-01-01' })).toThrow(/before until/);
   });
 });

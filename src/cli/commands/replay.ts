@@ -1,43 +1,57 @@
 import type { Command } from 'commander';
 
-/** `crm-sync replay --call ID | --failed`: put calls back to work. */
+/** `crm-sync replay --call ID | --failed | --code CODE | --since/--until`: put calls back to work. */
 export function registerReplay(program: Command): void {
   program
     .command('replay')
-    .description('Re-run the write-back of one call, or of every failed call')
+    .description('Re-run the write-back of one call, or of failed calls (all, by error code or time window)')
     .option('--call <id>', 'the call to replay')
     .option('--failed', 'replay every call in state failed')
-    .action(async (opts: { call?: string; failed?: boolean }) => {
-      if (!opts.call && !opts.failed) throw new Error('give --call <id> or --failed');
-      const { loadConfig } = await import('../../config/config.js');
-      const { openDatabaseOrWorker, askWorker } = await import('../workerDb.js');
-      const config = loadConfig();
-      const database = await openDatabaseOrWorker(config);
-      let callIds: string[];
-      try {
-        if (database) {
-          const { replayCall, replayFailed } = await import('../../worker/replay.js');
-          const now = new Date();
-          if (opts.call) {
-            await replayCall(database.prisma, config.crm, opts.call, now);
-            callIds = [opts.call];
-          } else callIds = (await replayFailed(database.prisma, config.crm, now)).callIds;
-        } else {
-          callIds = (
-            await askWorker<{ callIds: string[] }>(
-              config,
-              '/admin/replay',
-              opts.call ? { callId: opts.call } : { failed: true },
-            )
-          ).callIds;
+    .option('--code <code>', 'replay the failed calls whose last error has this code')
+    .option(
+      '--since <time>',
+      'replay the calls that failed at or after this time (UTC), e.g. 2026-01-31T09:00Z',
+    )
+    .option('--until <time>', 'replay the calls that failed before this time (UTC)')
+    .action(
+      async (opts: { call?: string; failed?: boolean; code?: string; since?: string; until?: string }) => {
+        const { parseReplayRequest } = await import('../../worker/replayRequest.js');
+        const request = parseReplayRequest({
+          callId: opts.call,
+          failed: opts.failed,
+          code: opts.code,
+          since: opts.since,
+          until: opts.until,
+        });
+        const { loadConfig } = await import('../../config/config.js');
+        const { openDatabaseOrWorker, askWorker } = await import('../workerDb.js');
+        const config = loadConfig();
+        const database = await openDatabaseOrWorker(config);
+        let callIds: string[];
+        try {
+          if (database) {
+            const { runReplay } = await import('../../worker/replay.js');
+            callIds = (await runReplay(database.prisma, config.crm, request, new Date())).callIds;
+          } else {
+            // The same request, carried out by the running worker with the same code.
+            callIds = (
+              await askWorker<{ callIds: string[] }>(config, '/admin/replay', {
+                callId: opts.call,
+                failed: opts.failed,
+                code: opts.code,
+                since: opts.since,
+                until: opts.until,
+              })
+            ).callIds;
+          }
+        } finally {
+          await database?.close();
         }
-      } finally {
-        await database?.close();
-      }
-      console.log(
-        callIds.length === 0
-          ? 'Nothing to replay.'
-          : `Queued ${callIds.length} call(s) for write-back: ${callIds.slice(0, 20).join(', ')}`,
-      );
-    });
+        console.log(
+          callIds.length === 0
+            ? 'Nothing to replay.'
+            : `Queued ${callIds.length} call(s) for write-back: ${callIds.slice(0, 20).join(', ')}`,
+        );
+      },
+    );
 }

@@ -21,7 +21,12 @@ export function registerStart(program: Command): void {
       logger.debug({ config: redactConfig(config) }, 'configuration');
       for (const warning of limitWarnings(config.service.plan, config.service.limits)) logger.warn(warning);
       const worker = await startWorker(config, { logger });
-      console.log(`crm-sync worker listening on ${worker.url} (webhooks at ${worker.url}/webhooks)`);
+      const guard = config.http.adminToken
+        ? 'console, /status and /admin/* need ADMIN_TOKEN'
+        : 'console, /status and /admin/* answer loopback only (no ADMIN_TOKEN)';
+      console.log(
+        `crm-sync worker listening on ${worker.listenUrl} (webhooks at /webhooks, console at ${worker.url}/console; ${guard})`,
+      );
       await new Promise<void>((resolve) => {
         let stopping = false;
         const onSignal = (signal: string) => {

@@ -1,0 +1,64 @@
+/**
+ * Standing warnings at the top of every console page: things an admin must act on. Pure: built
+ * from the status snapshot and a few facts the overview reads.
+ */
+import type { StatusSnapshot } from '../worker/status.js';
+
+export interface StandingWarning {
+  code: 'SERVICE_KEY_REJECTED' | 'CRM_CREDENTIALS_REJECTED' | 'DAILY_CAP_REACHED' | 'WEBHOOK_SILENCE';
+  message: string;
+}
+
+/** No verified webhook for this long while calls keep coming (found by the poller) is a warning. */
+export const WEBHOOK_SILENCE_MS = 30 * 60_000;
+
+export function standingWarnings(
+  snapshot: StatusSnapshot,
+  facts: { nowMs: number; lastVerifiedWebhookAt: Date | null; callsInSilenceWindow: number },
+): StandingWarning[] {
+  const out: StandingWarning[] = [];
+  if (snapshot.worker?.serviceKeyRejected === true) {
+    out.push({
+      code: 'SERVICE_KEY_REJECTED',
+      message: 'The Service rejected the API key: no calls are synced. Replace SERVICE_API_KEY and restart.',
+    });
+  }
+  if (crmCredentialsRejected(snapshot)) {
+    out.push({
+      code: 'CRM_CREDENTIALS_REJECTED',
+      message: `${snapshot.crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} rejected the credentials: nothing is written. Fix them (crm-sync doctor) and restart.`,
+    });
+  }
+  const { dailyCap, usedToday } = snapshot.budget;
+  if (dailyCap !== null && usedToday >= dailyCap) {
+    out.push({
+      code: 'DAILY_CAP_REACHED',
+      message: `The Service's daily cap (${dailyCap} requests) is spent; work waits until midnight UTC.`,
+    });
+  }
+  const last = facts.lastVerifiedWebhookAt?.getTime();
+  if (facts.callsInSilenceWindow > 0 && (last === undefined || facts.nowMs - last > WEBHOOK_SILENCE_MS)) {
+    out.push({
+      code: 'WEBHOOK_SILENCE',
+      message:
+        last === undefined
+          ? 'No verified webhook has ever arrived, but calls are happening: check the webhook URL and SERVICE_WEBHOOK_SECRET at the Service.'
+          : 'No verified webhook for over 30 minutes, but calls are happening: check the webhook URL and SERVICE_WEBHOOK_SECRET at the Service.',
+    });
+  }
+  return out;
+}
+
+/**
+ * Whether the CRM rejected the worker's credentials. Kept in one place on purpose: the worker's
+ * CRM-credentials status is being added in parallel, so this reads the shapes it may take
+ * (worker.crmCredentials {ok} or 'rejected', worker.crmCredentialsOk), and falls back to a
+ * CRM_AUTH error among the failures of the last hour.
+ */
+export function crmCredentialsRejected(snapshot: StatusSnapshot): boolean {
+  // The running worker's own judgement (src/worker/crmCredentials.ts), else jobs held back on
+  // CRM_AUTH in the table (a status read from the database alone).
+  const state = snapshot.worker?.crmCredentials as { accepted?: boolean | null } | undefined;
+  if (state && state.accepted !== null && state.accepted !== undefined) return state.accepted === false;
+  return snapshot.crmCredentials.heldJobs > 0;
+}

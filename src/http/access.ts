@@ -1,0 +1,122 @@
+/**
+ * Who may reach the operator surface (/status, /admin/*, /console): with ADMIN_TOKEN set, a
+ * request carrying the token (`Authorization: Bearer`, used by the CLI) or the console's session
+ * cookie; without it, direct loopback requests only. Pure decisions here; the Fastify hook is in
+ * operatorScope.ts.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const SESSION_COOKIE = 'crm_sync_session';
+/** How long a console sign-in lasts. */
+export const SESSION_MAX_AGE_SECONDS = 12 * 3600;
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+export function isLoopback(address: string | undefined): boolean {
+  return LOOPBACK.has(address ?? '');
+}
+
+export interface AccessRequest {
+  authorization?: string | undefined;
+  cookie?: string | undefined;
+  remoteAddress?: string | undefined;
+  /** The request carries X-Forwarded-For, Forwarded or X-Real-IP (it came through a proxy). */
+  forwarded: boolean;
+}
+
+export type AccessDecision =
+  | { allowed: true; via: 'token' | 'session' | 'loopback' }
+  | { allowed: false; reason: 'sign_in' | 'loopback_only' };
+
+/**
+ * Keys derived from the admin token: the cookie holds an HMAC of it (never the token itself), and
+ * console forms carry a CSRF token from the same secret. Without ADMIN_TOKEN a random per-process
+ * secret stands in, so loopback forms are still protected against cross-site posts.
+ */
+export interface AccessKeys {
+  adminToken: string | undefined;
+  session: string | undefined;
+  csrf: string;
+}
+
+export function accessKeys(adminToken: string | undefined): AccessKeys {
+  const secret = adminToken ?? randomBytes(32).toString('hex');
+  return {
+    adminToken,
+    session: adminToken === undefined ? undefined : hmac(secret, 'crm-sync console session'),
+    csrf: hmac(secret, 'crm-sync console csrf'),
+  };
+}
+
+export function decideAccess(keys: AccessKeys, req: AccessRequest): AccessDecision {
+  if (keys.adminToken !== undefined) {
+    const bearer = /^Bearer (.+)$/i.exec(req.authorization ?? '')?.[1];
+    if (bearer !== undefined && sameSecret(bearer, keys.adminToken)) return { allowed: true, via: 'token' };
+    const session = parseCookies(req.cookie)[SESSION_COOKIE];
+    if (session !== undefined && keys.session && sameSecret(session, keys.session)) {
+      return { allowed: true, via: 'session' };
+    }
+    return { allowed: false, reason: 'sign_in' };
+  }
+  // A request relayed by a proxy on this host also comes from loopback: refuse anything that
+  // carries forwarding headers, so the operator routes are never reachable through one.
+  if (isLoopback(req.remoteAddress) && !req.forwarded) return { allowed: true, via: 'loopback' };
+  return { allowed: false, reason: 'loopback_only' };
+}
+
+/** The token an admin typed on the sign-in page. */
+export function tokenMatches(keys: AccessKeys, typed: string): boolean {
+  return keys.adminToken !== undefined && sameSecret(typed, keys.adminToken);
+}
+
+/**
+ * A state-changing request must come from this site: browsers send Sec-Fetch-Site and Origin on
+ * POSTs, and a cross-site form or script would carry another origin. The CLI sends neither.
+ */
+export function isSameOrigin(headers: {
+  origin?: string | undefined;
+  host?: string | undefined;
+  secFetchSite?: string | undefined;
+}): boolean {
+  if (headers.secFetchSite !== undefined && !['same-origin', 'none'].includes(headers.secFetchSite)) {
+    return false;
+  }
+  if (headers.origin === undefined) return true;
+  try {
+    // Through URL both sides, so a default port (:80) is spelled the same way.
+    return new URL(headers.origin).host === new URL(`http://${headers.host}`).host;
+  } catch {
+    return false;
+  }
+}
+
+export function csrfMatches(keys: AccessKeys, given: unknown): boolean {
+  return typeof given === 'string' && sameSecret(given, keys.csrf);
+}
+
+export function sessionCookie(keys: AccessKeys): string {
+  return `${SESSION_COOKIE}=${keys.session}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_MAX_AGE_SECONDS}`;
+}
+
+export function clearedSessionCookie(): string {
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+}
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+function hmac(secret: string, label: string): string {
+  return createHmac('sha256', secret).update(label).digest('base64url');
+}
+
+/** Constant-time comparison; hashing first makes the lengths equal. */
+function sameSecret(a: string, b: string): boolean {
+  const digest = (v: string) => createHmac('sha256', 'crm-sync compare').update(v).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}

@@ -1,0 +1,49 @@
+/**
+ * What an operator asks to replay, from CLI flags, the admin API's JSON or a console form: one
+ * call, or failed calls (all, by error code, by the time window they failed in). Parsed here once
+ * so every entry point accepts and refuses the same things.
+ */
+import type { FailedSelection } from '../store/syncStatusQueries.js';
+
+export type ReplayRequest = { callId: string } | { failed: FailedSelection };
+
+export class ReplayRequestError extends Error {
+  readonly code = 'REPLAY_BAD_REQUEST';
+}
+
+export interface ReplayInput {
+  callId?: unknown;
+  failed?: unknown;
+  code?: unknown;
+  since?: unknown;
+  until?: unknown;
+}
+
+export function parseReplayRequest(input: ReplayInput): ReplayRequest {
+  const callId = text(input.callId);
+  if (callId !== undefined) return { callId };
+  const code = text(input.code);
+  const since = time(input.since, 'since');
+  const until = time(input.until, 'until');
+  if (since && until && since >= until) throw new ReplayRequestError('since must be before until');
+  const all = input.failed === true || input.failed === 'true';
+  if (!all && code === undefined && since === undefined && until === undefined) {
+    throw new ReplayRequestError('give a call id, or failed, a code, or a time window (since/until)');
+  }
+  return { failed: { code, since, until } };
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+function time(value: unknown, name: string): Date | undefined {
+  const v = text(value);
+  if (v === undefined) return undefined;
+  // Times without a zone (a browser's datetime-local field) are UTC, like everything crm-sync shows.
+  const at = new Date(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(v) ? `${v}Z` : v);
+  if (Number.isNaN(at.getTime())) {
+    throw new ReplayRequestError(`${name}: expected a date or time such as 2026-01-31 or 2026-01-31T09:00Z`);
+  }
+  return at;
+}

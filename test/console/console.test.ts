@@ -1,0 +1,291 @@
+/**
+ * The console's reads and pages on a real database (embedded, and PostgreSQL when
+ * TEST_DATABASE_URL is set), through app.inject: the same numbers as the status snapshot, failures
+ * by code, search, the call page with its match decision, replay by code.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import type { MatchDecision } from '../../src/crm/match/types.js';
+import { accessKeys } from '../../src/http/access.js';
+import { consoleRoutes } from '../../src/console/routes.js';
+import { adminRoutes } from '../../src/worker/adminRoutes.js';
+import { consolePublicRoutes } from '../../src/console/publicRoutes.js';
+import { recordLinker } from '../../src/console/links.js';
+import { loadOverview } from '../../src/console/overview.js';
+import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
+import { recordSyncError, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+import { collectStatus } from '../../src/worker/status.js';
+import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
+import { testServer } from '../http/harness.js';
+import path from 'node:path';
+
+const NOW = Date.UTC(2026, 0, 7, 15, 30);
+const TOKEN = 'console-unit-token-0123456789';
+const DECISION: MatchDecision = {
+  crm: 'salesforce',
+  matchedBy: 'email',
+  contact: {
+    type: 'contact',
+    id: '003000000000001AAA',
+    label: 'Jane Doe',
+    rule: 'contact_email',
+    reason: 'The only contact with this email.',
+    rejected: [{ id: '00Q000000000009AAA', label: 'Jane D. (lead)', reason: 'A contact wins over a lead.' }],
+  },
+  company: {
+    type: 'company',
+    id: null,
+    label: null,
+    rule: 'none',
+    reason: 'No account found.',
+    rejected: [],
+  },
+  deal: { type: 'deal', id: null, label: null, rule: 'none', reason: 'No open opportunity.', rejected: [] },
+};
+
+describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
+  const current = useMigratedDatabase(kind);
+  const clock = new FakeClock(NOW);
+  let app: FastifyInstance;
+  let enqueued = 0;
+  const keys = accessKeys(TOKEN);
+  const auth = { authorization: `Bearer ${TOKEN}` };
+
+  const deps = () => {
+    const db = current().db.prisma;
+    return {
+      db,
+      crm: 'salesforce' as const,
+      clock,
+      status: () =>
+        collectStatus({
+          db,
+          crm: 'salesforce',
+          clock,
+          limits: { ratePerMinute: 60, burstPerSecond: 10, dailyCap: 100 },
+          ledger: createDbSlotLedger({ db }),
+        }),
+      links: recordLinker({
+        crm: 'salesforce',
+        hubspot: { baseUrl: 'https://api.hubapi.com' },
+        salesforce: { instanceUrl: 'https://acme.my.salesforce.com', loginUrl: '', apiVersion: '62.0' },
+      }),
+      configDir: path.join(import.meta.dirname, '..', '..', 'config'),
+      onEnqueued: () => void enqueued++,
+      csrf: keys.csrf,
+      tokenConfigured: true,
+    };
+  };
+
+  beforeAll(async () => {
+    const db = current().db.prisma;
+    const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000);
+    const call = async (callId: string, email: string, company: string, minutesAgo: number) =>
+      upsertDiscovered(db, {
+        callId,
+        crm: 'salesforce',
+        call: { createdAt: at(minutesAgo), participantEmail: email, participantCompany: company },
+        now: at(minutesAgo),
+      });
+    await call('call_ok', 'jane@acme.example', 'Acme Corp', 90);
+    await transitionSyncStatus(db, { callId: 'call_ok', crm: 'salesforce', to: 'writing_back', now: at(81) });
+    await transitionSyncStatus(db, {
+      callId: 'call_ok',
+      crm: 'salesforce',
+      to: 'written_back',
+      now: at(80),
+      set: { writtenBackAt: at(80), crmContactId: '003000000000001AAA', crmActivityId: '00T000000000002AAA' },
+    });
+    await db.syncStatus.update({
+      where: { callId_crm: { callId: 'call_ok', crm: 'salesforce' } },
+      data: { matchDecision: DECISION as object, warnings: ['MAPPING_OPTIONAL_EMPTY: next_step left out'] },
+    });
+    for (const [id, minutesAgo] of [
+      ['call_bad1', 60],
+      ['call_bad2', 30],
+    ] as const) {
+      await call(id, `${id}@umbrella.example`, 'Umbrella Inc', minutesAgo);
+      await transitionSyncStatus(db, { callId: id, crm: 'salesforce', to: 'failed', now: at(minutesAgo) });
+      await recordSyncError(db, {
+        callId: id,
+        crm: 'salesforce',
+        code: 'CRM_REJECTED',
+        message: 'Salesforce refused the Task: FIELD_CUSTOM_VALIDATION_EXCEPTION',
+        nextAttemptAt: null,
+        now: at(minutesAgo),
+      });
+    }
+    await call('call_old', 'old@acme.example', 'Acme Corp', 10 * 24 * 60);
+    app = testServer({
+      access: keys,
+      operatorRoutes: [consoleRoutes(deps()), adminRoutes({ ...deps(), onEnqueued: () => undefined })],
+      publicRoutes: [consolePublicRoutes(keys)],
+    }).app;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('counts calls by state as the status snapshot does, and today / 7 days by call time', async () => {
+    const o = await loadOverview(deps());
+    expect(o.calls.all).toEqual((await deps().status()).calls);
+    expect(o.calls.all).toMatchObject({ written_back: 1, failed: 2, discovered: 1 });
+    expect(o.calls.today).toMatchObject({ written_back: 1, failed: 2, discovered: 0 });
+    expect(o.calls.week).toMatchObject({ written_back: 1, failed: 2, discovered: 0 });
+    // 14:10 UTC is the 23rd of the 24 hours shown (the last is 15:00, the current hour).
+    expect(o.writtenPerHour).toHaveLength(24);
+    expect(o.writtenPerHour[22]).toEqual({ hour: new Date(Date.UTC(2026, 0, 7, 14)), count: 1 });
+    expect(o.writtenPerHour.reduce((a, h) => a + h.count, 0)).toBe(1);
+    expect(o.warnings.map((w) => w.code)).toEqual(['WEBHOOK_SILENCE']);
+  });
+
+  it('renders the overview with the counts an admin compares', async () => {
+    const res = await app.inject({ method: 'GET', url: '/console', headers: auth });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('data-count="all:failed">2<');
+    expect(res.body).toContain('data-count="week:discovered">0<');
+    expect(res.body).not.toMatch(/<script>|style="/);
+  });
+
+  it('groups failures by code with a fix hint and a replay form carrying the CSRF token', async () => {
+    const res = await app.inject({ method: 'GET', url: '/console/failures', headers: auth });
+    expect(res.body).toContain('data-code="CRM_REJECTED"');
+    expect(res.body).toContain('Replay these 2');
+    expect(res.body).toContain(`name="csrf" value="${keys.csrf}"`);
+    expect(res.body).toContain('fix the mapping or the field');
+  });
+
+  it('finds calls by id, email and company, and opens an exact id directly', async () => {
+    for (const q of ['call_bad', 'UMBRELLA.example', 'umbrella inc']) {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/console/calls?q=${encodeURIComponent(q)}`,
+        headers: auth,
+      });
+      expect(res.body, q).toContain('call_bad1');
+      expect(res.body, q).toContain('call_bad2');
+      expect(res.body, q).not.toContain('call_ok');
+    }
+    const exact = await app.inject({ method: 'GET', url: '/console/calls?q=call_ok', headers: auth });
+    expect(exact.statusCode).toBe(303);
+    expect(exact.headers.location).toBe('/console/calls/call_ok');
+  });
+
+  it('shows a call with its records, links, why each was matched, warnings and timeline', async () => {
+    const res = await app.inject({ method: 'GET', url: '/console/calls/call_ok', headers: auth });
+    expect(res.body).toContain('https://acme.my.salesforce.com/lightning/r/Contact/003000000000001AAA/view');
+    expect(res.body).toContain('https://acme.my.salesforce.com/lightning/r/Task/00T000000000002AAA/view');
+    expect(res.body).toContain('The only contact with this email.');
+    expect(res.body).toContain('A contact wins over a lead.');
+    expect(res.body).toContain('MAPPING_OPTIONAL_EMPTY: next_step left out');
+    expect(res.body).toContain('writing_back → written_back');
+    const bad = await app.inject({ method: 'GET', url: '/console/calls/call_bad1', headers: auth });
+    expect(bad.body).toContain('FIELD_CUSTOM_VALIDATION_EXCEPTION');
+    expect(bad.body).not.toContain('Why this one');
+    const missing = await app.inject({ method: 'GET', url: '/console/calls/nope', headers: auth });
+    expect(missing.statusCode).toBe(404);
+  });
+
+  it('says "not recorded" when a call has no match decision', async () => {
+    const db = current().db.prisma;
+    await db.syncStatus.update({
+      where: { callId_crm: { callId: 'call_bad1', crm: 'salesforce' } },
+      data: { crmContactId: '003000000000003AAA' },
+    });
+    const res = await app.inject({ method: 'GET', url: '/console/calls/call_bad1', headers: auth });
+    expect(res.body).toContain('not recorded');
+  });
+
+  it('lists the mapping files with their validation', async () => {
+    const res = await app.inject({ method: 'GET', url: '/console/mappings', headers: auth });
+    expect(res.body).toContain('data-mapping="salesforce"');
+    expect(res.body).toContain('(in use)');
+    expect(res.body).toContain('valid');
+  });
+
+  it('replays a failure group from a form and refuses a form without its CSRF token', async () => {
+    const form = { ...auth, 'content-type': 'application/x-www-form-urlencoded' };
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/console/replay',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: `crm_sync_session=${keys.session}`,
+      },
+      payload: 'code=CRM_REJECTED',
+    });
+    expect(refused.statusCode).toBe(403);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/console/replay',
+      headers: form,
+      payload: `code=CRM_REJECTED&back=/console/failures&csrf=${keys.csrf}`,
+    });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/console/failures?replayed=2');
+    expect(enqueued).toBe(1);
+    const db = current().db.prisma;
+    expect(await db.syncStatus.count({ where: { state: 'failed' } })).toBe(0);
+    const open = await app.inject({
+      method: 'POST',
+      url: '/console/replay',
+      headers: form,
+      payload: `callId=call_ok&back=https://evil.example/&csrf=${keys.csrf}`,
+    });
+    expect(open.headers.location).toBe('/console/failures?replayed=1');
+  });
+
+  it('signs in with the token, setting an HttpOnly SameSite cookie, and refuses a wrong one', async () => {
+    const wrong = await app.inject({
+      method: 'POST',
+      url: '/console/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'token=wrong-token-000000000',
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/console/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `token=${TOKEN}`,
+    });
+    expect(ok.statusCode).toBe(303);
+    const cookie = String(ok.headers['set-cookie']);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).not.toContain(TOKEN);
+    const page = await app.inject({
+      method: 'GET',
+      url: '/console',
+      headers: { cookie: cookie.split(';')[0]! },
+      remoteAddress: '198.51.100.4',
+    });
+    expect(page.statusCode).toBe(200);
+  });
+
+  it('takes the CLI replay by code and window on POST /admin/replay, and refuses a bad window', async () => {
+    const db = current().db.prisma;
+    await db.syncStatus.updateMany({
+      where: { callId: { in: ['call_bad1', 'call_bad2'] } },
+      data: { state: 'failed', lastErrorCode: 'CRM_REJECTED', updatedAt: new Date(NOW - 60_000) },
+    });
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/admin/replay',
+      headers: auth,
+      payload: { since: 'last tuesday' },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toMatch(/since: expected a date/);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/admin/replay',
+      headers: auth,
+      payload: { code: 'CRM_REJECTED', since: new Date(NOW - 120_000).toISOString() },
+    });
+    expect(res.json().callIds.sort()).toEqual(['call_bad1', 'call_bad2']);
+  });
+});

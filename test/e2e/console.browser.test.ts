@@ -1,0 +1,224 @@
+/**
+ * The operator console in a real browser (Debian's Chromium driven by playwright-core) against the
+ * worker as its own process, with the Service and HubSpot sandboxes: sign in with the admin token,
+ * compare the overview with `crm-sync status --json`, open a failed call, replay it, see it written
+ * back. With UPDATE_SCREENSHOTS=1 it also refreshes the README's screenshots (docs/console-*.png).
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { StatusSnapshot } from '../../src/worker/status.js';
+import {
+  completeCall,
+  createCall,
+  freePort,
+  REPO_ROOT,
+  removeTempDirs,
+  runCli,
+  startWorkerProcess,
+  stopWorker,
+  syncState,
+  tempDataDir,
+  waitFor,
+  waitWrittenBack,
+  workerEnv,
+  type WorkerProcess,
+} from './harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// CI installs Chromium (.ci/run) and must run these; elsewhere they need it installed.
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs it`);
+
+const TOKEN = 'console-test-token-6c0d9a1e5b';
+// A CLI run and a page refresh each take seconds on a busy machine; these are deadlines, not sleeps.
+const STEP_TIMEOUT_MS = 120_000;
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? path.join(REPO_ROOT, 'docs') : tmpdir();
+const JANE = { name: 'Jane Doe', email: 'jane.doe@acme.example', company: 'Acme Corp' };
+const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
+
+let svc: ServiceSandbox;
+let hs: HubSpotSandbox;
+let worker: WorkerProcess;
+let context: BrowserContext;
+let page: Page;
+let profileDir: string;
+let failedCall: string;
+
+describe.runIf(hasChromium)('operator console in a browser', () => {
+  beforeAll(async () => {
+    const port = await freePort();
+    [svc, hs] = await Promise.all([
+      startServiceSandbox({
+        plan: 'enterprise',
+        seedCalls: 0,
+        analysisDelayMs: 50,
+        webhookUrl: `http://127.0.0.1:${port}/webhooks`,
+      }),
+      startHubSpotSandbox(),
+    ]);
+    worker = await startWorkerProcess(
+      workerEnv(
+        svc,
+        { kind: 'hubspot', sandbox: hs },
+        // Every interface, so the test can also knock from a non-loopback address.
+        { PORT: String(port), DATA_DIR: tempDataDir(), ADMIN_TOKEN: TOKEN, HOST: '0.0.0.0' },
+      ),
+      90_000,
+    );
+    profileDir = mkdtempSync(path.join(tmpdir(), 'crm-sync-chromium-'));
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 860 },
+      // Without the background-networking flags Chromium's own connections are refused here.
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    context.setDefaultTimeout(60_000);
+    page = context.pages()[0] ?? (await context.newPage());
+
+    // One call written back, one failed by the CRM refusing its activity (a 400 on the upsert).
+    const ok = await createCall(svc, JANE);
+    await completeCall(svc, ok);
+    await waitWrittenBack(worker, [ok], 60_000);
+    hs.state.faults.add({ status: 400, count: 1, match: '/objects/calls/batch/upsert' });
+    failedCall = await createCall(svc, DANA);
+    await completeCall(svc, failedCall);
+    await waitFor('the call to fail', async () => (await syncState(worker, failedCall)) === 'failed', {
+      timeoutMs: 60_000,
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+    if (worker) await stopWorker(worker).catch(() => undefined);
+    await Promise.all([svc?.close(), hs?.close()]);
+    removeTempDirs();
+  });
+
+  it(
+    'signs in with the token and shows the same numbers as `crm-sync status --json`',
+    async () => {
+      await page.goto(`${worker.url}/console`);
+      expect(new URL(page.url()).pathname).toBe('/console/login');
+      await page.fill('input[name=token]', 'not-the-token-000000');
+      await page.click('button[type=submit]');
+      expect(await page.textContent('.error')).toContain('not right');
+      await page.fill('input[name=token]', TOKEN);
+      await page.click('button[type=submit]');
+      expect(new URL(page.url()).pathname).toBe('/console');
+
+      const cli = await runCli(['status', '--json'], worker.env);
+      expect(cli.code, cli.stderr).toBe(0);
+      const status = JSON.parse(cli.stdout) as StatusSnapshot;
+      const shown = await page.$$eval('[data-count^="all:"]', (cells) =>
+        Object.fromEntries(cells.map((c) => [c.getAttribute('data-count')!.slice(4), c.textContent!.trim()])),
+      );
+      const expected = Object.fromEntries(
+        Object.entries(status.calls).map(([k, v]) => [k, v.toLocaleString('en-US')]),
+      );
+      expect(shown).toEqual(expected);
+      expect(status.calls).toMatchObject({ written_back: 1, failed: 1 });
+      expect(await page.textContent('[data-budget="used"]')).toContain(
+        status.budget.usedToday.toLocaleString('en-US'),
+      );
+      for (const [priority, n] of Object.entries(status.jobs.queuedByPriority)) {
+        expect(await page.textContent(`[data-queue="${priority}"]`)).toBe(String(n));
+      }
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-overview.png'), fullPage: true });
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'opens the failed call from its error group, replays it, and sees it written back',
+    async () => {
+      await page.click('a[href="/console/failures"] >> nth=0');
+      const group = page.locator('section[data-code="CRM_REJECTED"]');
+      expect(await group.locator('.hint').textContent()).toContain('replay');
+      await group.locator(`a:has-text("${failedCall}")`).click();
+      expect(await page.textContent('#call-state')).toBe('failed');
+      expect(await page.textContent('.error')).toContain('CRM_REJECTED');
+
+      await page.click('button:has-text("Replay this call")');
+      expect(await page.textContent('.notice')).toContain('Queued 1 call');
+      // No reload: the page refreshes its own content while open (console.js, every 15 s).
+      await page.waitForFunction(
+        () => document.getElementById('call-state')?.textContent === 'written_back',
+        undefined,
+        { timeout: 60_000, polling: 250 },
+      );
+      expect(await page.textContent('#refreshed')).toMatch(/updated \d\d:\d\d:\d\d UTC/);
+      const timeline = await page.textContent('#timeline');
+      expect(timeline).toContain('replay requested by an operator');
+      const contactLink = await page.getAttribute('[data-record="contact"] a', 'href');
+      expect(contactLink).toMatch(/\/contacts\/0\/record\/0-1\//);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-call.png'), fullPage: true });
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'finds the call by participant email and company',
+    async () => {
+      for (const q of [DANA.email, 'umbrella']) {
+        await page.goto(`${worker.url}/console/calls?q=${encodeURIComponent(q)}`);
+        expect(await page.textContent('table.list')).toContain(failedCall);
+      }
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'reveals nothing without the token, from loopback or another address, and keeps /metrics free of personal data',
+    async () => {
+      const bases = [worker.url, ...nonLoopbackAddresses().map((a) => worker.url.replace('127.0.0.1', a))];
+      expect(bases.length, 'a non-loopback address to knock from').toBeGreaterThan(1);
+      for (const base of bases) {
+        for (const p of [
+          '/status',
+          `/admin/calls/${failedCall}`,
+          '/console',
+          `/console/calls/${failedCall}`,
+        ]) {
+          const res = await fetch(`${base}${p}`, { redirect: 'manual' });
+          const body = await res.text();
+          expect([401, 303], `${base}${p}`).toContain(res.status);
+          expect(body, `${base}${p}`).not.toContain(DANA.email);
+          expect(body).not.toContain(failedCall);
+        }
+        const replay = await fetch(`${base}/admin/replay`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ failed: true }),
+        });
+        expect(replay.status).toBe(401);
+      }
+      const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+      expect(metrics).not.toContain(DANA.email);
+      expect(metrics).not.toContain(failedCall);
+    },
+    STEP_TIMEOUT_MS,
+  );
+});
+
+function nonLoopbackAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && a.family === 'IPv4' && !a.internal)
+    .map((a) => a!.address);
+}
