@@ -128,14 +128,7 @@ async function liveLatencyRows(): Promise<void> {
       `${f.latenciesMs.length} live calls from 3 s after start, max ${ms(f.maxMs)}, ${f.missing} missing; ${f.backfillQueuedAtEnd} backfill jobs still queued; event loop delay p99 ${ms(f.loopDelayP99Ms)}, max ${ms(f.loopDelayMaxMs)} (start-up included)`,
     ]);
   };
-  const embedded = embeddedDatabase();
-  try {
-    await fast(embedded);
-  } finally {
-    await embedded.drop();
-  }
-  const skipped = await withPostgres(fast);
-  if (skipped) rows.push(['context push, no limit (PostgreSQL)', '-', 'p95 < 1500 ms', 'skipped', skipped]);
+  await onBothDatabases(fast, ['context push, no limit (PostgreSQL)', '-', 'p95 < 1500 ms', 'skipped']);
 }
 
 async function requestsAndThroughputRows(): Promise<void> {
@@ -182,6 +175,21 @@ async function requestsAndThroughputRows(): Promise<void> {
   }
 }
 
+/** Runs `fn` on the embedded database, then on PostgreSQL; a skipped PostgreSQL run gets `skippedRow`. */
+async function onBothDatabases(
+  fn: (db: BenchDatabase) => Promise<void>,
+  skippedRow: [metric: string, value: string, target: string, result: string],
+): Promise<void> {
+  const embedded = embeddedDatabase();
+  try {
+    await fn(embedded);
+  } finally {
+    await embedded.drop();
+  }
+  const skipped = await withPostgres(fn);
+  if (skipped) rows.push([...skippedRow, skipped]);
+}
+
 async function withPostgres(fn: (db: BenchDatabase) => Promise<void>): Promise<string | null> {
   const pg = await scratchPostgres();
   if ('skipped' in pg) return pg.skipped;
@@ -206,14 +214,7 @@ async function ackRows(): Promise<void> {
       ]);
     }
   };
-  const embedded = embeddedDatabase();
-  try {
-    await run(embedded);
-  } finally {
-    await embedded.drop();
-  }
-  const skipped = await withPostgres(run);
-  if (skipped) rows.push(['webhook acks/s, PostgreSQL', '-', 'p99 < 50 ms', 'skipped', skipped]);
+  await onBothDatabases(run, ['webhook acks/s, PostgreSQL', '-', 'p99 < 50 ms', 'skipped']);
 }
 
 async function memoryRow(): Promise<void> {
@@ -228,14 +229,7 @@ async function memoryRow(): Promise<void> {
       `VmHWM ${r.vmHwmMb?.toFixed(0) ?? '?'} MB; at start RSS ${r.firstRssMb.toFixed(0)} MB, heap ${r.firstHeapUsedMb.toFixed(0)} MB; ${r.samples} samples over ${memorySeconds} s; ${r.waitingAtEnd} still queued`,
     ]);
   };
-  const embedded = embeddedDatabase();
-  try {
-    await run(embedded);
-  } finally {
-    await embedded.drop();
-  }
-  const skipped = await withPostgres(run);
-  if (skipped) rows.push(['worker peak memory (PostgreSQL)', '-', '-', 'skipped', skipped]);
+  await onBothDatabases(run, ['worker peak memory (PostgreSQL)', '-', '-', 'skipped']);
 }
 
 async function ledgerRow(): Promise<void> {
@@ -264,15 +258,7 @@ async function callStartBurstRow(): Promise<void> {
       `max ${ms(r.maxMs)}; ${r.searches} searches of ${r.hubspotRequests} HubSpot requests; ${r.search429} search 429s`,
     ]);
   };
-  const embedded = embeddedDatabase();
-  try {
-    await run(embedded);
-  } finally {
-    await embedded.drop();
-  }
-  const skipped = await withPostgres(run);
-  if (skipped)
-    rows.push(['context push, 25 call starts (PostgreSQL)', '-', 'p95 <= 6000 ms', 'skipped', skipped]);
+  await onBothDatabases(run, ['context push, 25 call starts (PostgreSQL)', '-', 'p95 <= 6000 ms', 'skipped']);
 }
 
 async function main(): Promise<void> {
