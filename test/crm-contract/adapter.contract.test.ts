@@ -15,6 +15,7 @@ import {
   lookupFieldsFor,
   requiredFields,
 } from '../../src/mapping/index.js';
+import { writtenQueryFor } from '../../src/mapping/writeback.js';
 import { outcomeOf } from '../../src/pipelines/outcome.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { hubSpotDriver, salesforceDriver, type CrmDriver } from './drivers.js';
@@ -149,6 +150,27 @@ describe.each([
     }
     expect((await driver.activities()).filter((a) => a.key === call.id)).toHaveLength(1);
     expect((await driver.followups()).map((f) => f.key).sort()).toEqual(['d-1', 'd-2']);
+  });
+
+  it('finds what it holds for a call (the activity and its drafts), and nothing for an unknown one', async () => {
+    const found = await lookup({ email: 'gilfoyle@hooli.example' });
+    const call = {
+      id: `call-held-${driver.crm}`,
+      created_at: '2026-11-21T10:00:00Z',
+      participant: { email: 'gilfoyle@hooli.example' },
+    };
+    const drafts = [{ id: 'held-1', subject: 'Next steps', body: 'Hi', to: [] }];
+    const input = { call, analysis: null, followups: drafts, lookup: found };
+    const [activity] = await driver.adapter().upsertActivities([await buildActivity(mapping(), input)]);
+    const [note] = await driver.adapter().upsertFollowups(await buildFollowups(mapping(), input));
+    const held = await driver
+      .adapter()
+      .findWritten([call.id, 'call-never-written'], writtenQueryFor(mapping()));
+    expect([...held.keys()]).toEqual([call.id]);
+    expect(held.get(call.id)).toEqual({
+      activityId: activity!.ok ? activity!.id : 'x',
+      followups: [{ draftId: 'held-1', crmId: note!.ok ? note!.id : 'x' }],
+    });
   });
 
   it('passes its setup check for the fields the shipped mapping needs', async () => {
