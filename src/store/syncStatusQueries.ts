@@ -3,9 +3,9 @@
  * per state over a period, write-backs per hour, search. Used by the console and by replays.
  */
 import type { CrmName } from '../crm/types.js';
-import { isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
+import type { SyncState } from '../sync/states.js';
 import type { Db } from './database.js';
-import { toSyncStatus, type SyncStatusRecord } from './syncStatusRepo.js';
+import { countSyncStatusByState, toSyncStatus, type SyncStatusRecord } from './syncStatusRepo.js';
 
 /** Which failed calls: by last error code and/or when they failed (their last update). */
 export interface FailedSelection {
@@ -85,17 +85,7 @@ export async function countByStateSince(
   crm: CrmName,
   since: Date,
 ): Promise<Record<SyncState, number>> {
-  const groups = await db.syncStatus.groupBy({
-    by: ['state'],
-    where: {
-      crm,
-      OR: [{ callCreatedAt: { gte: since } }, { callCreatedAt: null, createdAt: { gte: since } }],
-    },
-    _count: { _all: true },
-  });
-  const counts = Object.fromEntries(SYNC_STATES.map((s) => [s, 0])) as Record<SyncState, number>;
-  for (const g of groups) if (isSyncState(g.state)) counts[g.state] = g._count._all;
-  return counts;
+  return countSyncStatusByState(db, { crm, since });
 }
 
 /** Calls written back in each UTC hour since `since` (hours without any are left out). */

@@ -330,11 +330,18 @@ export async function listSyncStatusByState(
 /** Number of calls in each state (every state present, zero when none). */
 export async function countSyncStatusByState(
   db: Db,
-  options: { crm?: CrmName } = {},
+  options: { crm?: CrmName; since?: Date } = {},
 ): Promise<Record<SyncState, number>> {
+  // `since`: calls that happened since then (created at the Service, else first seen by crm-sync).
+  const since = options.since;
   const groups = await db.syncStatus.groupBy({
     by: ['state'],
-    where: options.crm ? { crm: options.crm } : {},
+    where: {
+      ...(options.crm ? { crm: options.crm } : {}),
+      ...(since
+        ? { OR: [{ callCreatedAt: { gte: since } }, { callCreatedAt: null, createdAt: { gte: since } }] }
+        : {}),
+    },
     _count: { _all: true },
   });
   const counts = Object.fromEntries(SYNC_STATES.map((s) => [s, 0])) as Record<SyncState, number>;

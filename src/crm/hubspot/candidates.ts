@@ -16,7 +16,7 @@ import {
   type PersonCandidate,
 } from '../match/candidates.js';
 import type { CrmRecord, LookupFields } from '../types.js';
-import { associationsOf, readObjects, readOwners, searchGroups } from './batchReads.js';
+import { associationsOf, readObjects, readOwners, searchGroups, type SearchGroup } from './batchReads.js';
 import { isOpenDeal } from './dealRule.js';
 import type { Runner } from './runner.js';
 import type { SdkObject } from './sdk.js';
@@ -90,6 +90,11 @@ export function hubSpotCandidates(run: Runner, fields: LookupFields): CandidateS
     return { links, objects };
   }
 
+  async function companiesBy(property: string, groups: SearchGroup[]) {
+    const found = await searchGroups(run, 'companies', property, groups, companyProps);
+    return new Map([...found].map(([k, list]) => [k, list.map(company)]));
+  }
+
   return {
     crm: 'hubspot',
     async contactsByEmail(emails) {
@@ -128,26 +133,16 @@ export function hubSpotCandidates(run: Runner, fields: LookupFields): CandidateS
     async dealsOfContacts(ids) {
       return dealsOf(await linked('contacts', 'deals', ids, dealProps));
     },
-    async companiesByDomain(domains) {
-      const found = await searchGroups(
-        run,
-        'companies',
+    companiesByDomain: (domains) =>
+      companiesBy(
         'domain',
         domains.map((d) => ({ key: d, values: [d, `www.${d}`] })),
-        companyProps,
-      );
-      return new Map([...found].map(([k, list]) => [k, list.map(company)]));
-    },
-    async companiesByName(names) {
-      const found = await searchGroups(
-        run,
-        'companies',
+      ),
+    companiesByName: (names) =>
+      companiesBy(
         'name',
         names.map((n) => ({ key: n, values: [n] })),
-        companyProps,
-      );
-      return new Map([...found].map(([k, list]) => [k, list.map(company)]));
-    },
+      ),
     async dealsOfCompanies(ids) {
       return dealsOf(await linked('companies', 'deals', ids, dealProps));
     },
