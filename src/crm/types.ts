@@ -95,6 +95,15 @@ export interface FollowupWrite {
   activityId?: string | undefined;
 }
 
+/**
+ * One deal's signal fields (the mapping's `deal` section), already mapped: an update of the
+ * existing deal/opportunity by its record id. `null` clears a field.
+ */
+export interface DealWrite {
+  dealId: string;
+  properties: Record<string, string | number | boolean | null>;
+}
+
 /** What the CRM already holds for one call, found by `findWritten`. */
 export interface WrittenCall {
   /** The call's activity (HubSpot call engagement, Salesforce Task), when there is one. */
@@ -160,6 +169,11 @@ export interface CrmAdapter {
   upsertActivities(writes: ActivityWrite[]): Promise<WriteResult[]>;
   /** Creates or updates follow-up drafts, keyed on the draft id, linked like the activity. */
   upsertFollowups(writes: FollowupWrite[]): Promise<WriteResult[]>;
+  /**
+   * Updates deals (HubSpot deals, Salesforce Opportunities) by record id with their signal
+   * fields, in batches; one result per write, keyed by deal id. Never creates a deal.
+   */
+  updateDeals(writes: DealWrite[]): Promise<WriteResult[]>;
   /**
    * One cheap request that proves the credentials work; throws CrmAuthError when the CRM rejects
    * them (other CrmErrors when it cannot tell). The worker probes with it while they are rejected.

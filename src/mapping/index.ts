@@ -2,6 +2,7 @@
 export { loadMappings, parseMapping, mappingFilePath } from './load.js';
 export { buildContext, capContext, contextBytes, CONTEXT_MAX_BYTES } from './context.js';
 export { buildActivity, buildFollowups, followupCallIdField, linksOf, writtenQueryFor } from './writeback.js';
+export { buildDealWrite, dealTarget, type DealInput } from './deal.js';
 export { lookupFieldsFor, dealRuleFor, ALWAYS_READ } from './lookupFields.js';
 export { requiredFields, isCustomFieldName } from './requirements.js';
 export { previewCall, formatPreview, type PreviewSource, type Preview } from './preview.js';
@@ -16,6 +17,7 @@ export type {
   Mapping,
   CompiledField,
   WritebackTarget,
+  DealTarget,
   ContextBody,
   ContextInput,
   WritebackInput,

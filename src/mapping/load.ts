@@ -6,7 +6,13 @@ import { MappingError, type MappingProblem } from './errors.js';
 import { compileExpression } from './expressions.js';
 import { dottedPath, problemsFromIssues } from './issues.js';
 import { locateInScalar, locatePath } from './locate.js';
-import { mappingFileSchema, type FieldSpec, type MappingFile } from './schema.js';
+import {
+  DEAL_OBJECTS,
+  DEFAULT_AVERAGE_OF,
+  mappingFileSchema,
+  type FieldSpec,
+  type MappingFile,
+} from './schema.js';
 import { toTransform } from './transforms.js';
 import type { CompiledField, Mapping, WritebackTarget } from './types.js';
 
@@ -14,6 +20,8 @@ import type { CompiledField, Mapping, WritebackTarget } from './types.js';
 const CONTEXT_ROOTS = ['call', 'contact', 'lead', 'company', 'deal', 'owner', 'lookup', 'crm'];
 const ACTIVITY_ROOTS = [...CONTEXT_ROOTS, 'analysis', 'followups'];
 const FOLLOWUP_ROOTS = [...ACTIVITY_ROOTS, 'followup'];
+/** The `deal` section sees the deal's signals and calls, not one call (see src/deals/aggregate.ts). */
+const DEAL_ROOTS = ['signals', 'calls', 'deal'];
 
 /** Default objects for follow-ups, per CRM and kind. */
 const FOLLOWUP_OBJECTS: Record<string, string> = {
@@ -87,6 +95,7 @@ const SECTIONS: Array<{ path: string[]; roots: string[] }> = [
   { path: ['context', 'custom'], roots: CONTEXT_ROOTS },
   { path: ['writeback', 'activity', 'fields'], roots: ACTIVITY_ROOTS },
   { path: ['writeback', 'followups', 'fields'], roots: FOLLOWUP_ROOTS },
+  { path: ['deal', 'fields'], roots: DEAL_ROOTS },
 ];
 
 /** Compiles every `source` found in the raw file; returns them by field path, adds problems. */
@@ -173,6 +182,14 @@ function build(file: MappingFile, fileName: string, compiled: Compiled): Mapping
           }
         : null,
     },
+    deal: file.deal
+      ? {
+          enabled: file.deal.enabled ?? true,
+          object: DEAL_OBJECTS[file.crm],
+          averageOf: file.deal.average_of ?? DEFAULT_AVERAGE_OF,
+          fields: fieldsOf(['deal', 'fields'], file.deal.fields),
+        }
+      : null,
   };
 }
 

@@ -13,7 +13,8 @@ const SHORT_TEXT_MAX = 255;
 /**
  * The custom fields `doctor` must find on the CRM for this mapping: each target's id field
  * (unique text) and every write-back field that is custom (`custom: true`, or by its name unless
- * `custom: false`), with the type its value needs.
+ * `custom: false`), with the type its value needs; and the custom fields of the `deal` section
+ * while it is on.
  */
 export function requiredFields(mapping: Mapping): FieldRequirement[] {
   const targets: WritebackTarget[] = [mapping.writeback.activity];
@@ -37,6 +38,17 @@ export function requiredFields(mapping: Mapping): FieldRequirement[] {
         label: field.label ?? labelOf(field.name),
       });
     }
+  }
+  // The deal's signal fields, while the section is on; the deal object itself is standard.
+  const deal = mapping.deal?.enabled ? mapping.deal : null;
+  const dealFields = deal ? deal.fields.filter((f) => f.custom ?? isCustomFieldName(f.name)) : [];
+  for (const field of dealFields) {
+    out.push({
+      object: deal!.object,
+      name: field.name,
+      type: fieldType(field),
+      label: field.label ?? labelOf(field.name),
+    });
   }
   return out;
 }

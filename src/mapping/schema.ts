@@ -107,6 +107,32 @@ const lookupFieldsSchema = z
     'Extra CRM properties to read, beyond those the expressions name (e.g. ones an expression reaches through a $variable).',
   );
 
+/** The CRM object the `deal` section writes, per CRM. */
+export const DEAL_OBJECTS = { hubspot: 'deals', salesforce: 'Opportunity' } as const;
+export const DEFAULT_AVERAGE_OF = 3;
+
+const dealSchema = z
+  .strictObject({
+    enabled: z
+      .boolean({ error: 'expected true or false' })
+      .optional()
+      .describe('false turns the deal-level signals off (default true).'),
+    average_of: z
+      .int({ error: 'expected a whole number of calls' })
+      .min(1, 'expected 1 to 50 calls')
+      .max(50, 'expected 1 to 50 calls')
+      .optional()
+      .describe(
+        `signals.average_score covers this many of the newest scored calls (default ${DEFAULT_AVERAGE_OF}).`,
+      ),
+    fields: fieldsSchema.describe(
+      "HubSpot deal properties / Salesforce Opportunity fields, computed over all of the deal's synced calls.",
+    ),
+  })
+  .describe(
+    "Service -> CRM: signals over each deal's synced calls, written to the call deal when a newer call arrives.",
+  );
+
 export const mappingFileSchema = z
   .strictObject({
     version: z.literal(1, { error: 'expected version: 1' }),
@@ -153,6 +179,7 @@ export const mappingFileSchema = z
           .describe('One record per follow-up draft, with `followup` bound to it.'),
       })
       .describe('Service -> CRM: the call activity and the follow-up drafts.'),
+    deal: dealSchema.optional(),
   })
   .superRefine((file, ctx) => {
     const kind = file.writeback.followups?.kind;
@@ -164,9 +191,17 @@ export const mappingFileSchema = z
         message: `expected ${oneOf(allowed)} for ${file.crm}`,
       });
     }
+    if (file.deal && file.deal.enabled !== false && Object.keys(file.deal.fields).length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['deal', 'fields'],
+        message: 'name at least one field to write on the deal, or set enabled: false',
+      });
+    }
   });
 
 export type MappingFile = z.output<typeof mappingFileSchema>;
+export type DealSpec = z.output<typeof dealSchema>;
 export type FieldSpec = z.output<typeof fieldSchema>;
 export type TransformSpec = z.output<typeof transformSchema>;
 export type ValueType = (typeof VALUE_TYPES)[number];

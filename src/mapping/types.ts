@@ -46,6 +46,18 @@ export interface Mapping {
     activity: WritebackTarget;
     followups: (WritebackTarget & { kind: 'note' | 'task' | 'email' }) | null;
   };
+  /** Deal-level signals (the file's `deal` section); null when the file has none. */
+  deal: DealTarget | null;
+}
+
+/** The `deal` section, compiled: fields over a deal's calls, written on the deal itself. */
+export interface DealTarget {
+  enabled: boolean;
+  /** HubSpot `deals`, Salesforce `Opportunity`. */
+  object: string;
+  /** How many of the newest scored calls `signals.average_score` covers. */
+  averageOf: number;
+  fields: CompiledField[];
 }
 
 /**

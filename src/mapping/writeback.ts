@@ -104,12 +104,13 @@ async function evaluateProperties(
   const result = await evaluateFields(fields, doc, timeBindings(input.now), input.call.id, input.warnings);
   if (result.missing.length > 0) throw requiredMissing(mapping.file, input.call.id, result.missing);
   const properties: Properties = {};
-  for (const [name, value] of Object.entries(result.values)) {
-    // CRM fields hold scalars: lists become "a, b", objects JSON text.
-    properties[name] =
-      typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
-        ? value
-        : stringify(value);
-  }
+  for (const [name, value] of Object.entries(result.values)) properties[name] = crmScalar(value);
   return properties;
+}
+
+/** CRM fields hold scalars: lists become "a, b", objects JSON text. */
+export function crmScalar(value: unknown): string | number | boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? value
+    : stringify(value);
 }

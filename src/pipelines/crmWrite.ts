@@ -7,6 +7,7 @@ import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js'
 import { buildActivity, buildFollowups } from '../mapping/index.js';
 import { listFollowupDrafts, markFollowupsWritten } from '../store/followupRepo.js';
 import { getSyncStatus, mergeWarnings, transitionSyncStatus } from '../store/syncStatusRepo.js';
+import { syncDealSignals } from './dealSignals.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
 
@@ -42,6 +43,16 @@ export async function writeToCrm(
   const activityResults = await settleEach(
     activities.map((a) => a.callId),
     () => deps.crm.upsertActivities(activities),
+  );
+
+  // Deal-level signals of the calls whose activity is now in the CRM (src/pipelines/dealSignals.ts).
+  await syncDealSignals(
+    deps,
+    live.flatMap((w) =>
+      activityResults.get(w.callId)?.ok
+        ? [{ call: w.call, analysis: w.analysis, dealId: w.lookup.deals[0]?.id }]
+        : [],
+    ),
   );
 
   // 2. Follow-up drafts not yet written, linked to the activity.

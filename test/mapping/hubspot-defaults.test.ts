@@ -154,6 +154,11 @@ describe('shipped HubSpot mapping', () => {
       'calls.crmsync_objections_handled:number',
       'notes.crmsync_followup_id:string:unique',
       'notes.crmsync_call_id:string',
+      'deals.crmsync_last_call_date:date',
+      'deals.crmsync_last_call_score:number',
+      'deals.crmsync_average_score:number',
+      'deals.crmsync_open_objections:number',
+      'deals.crmsync_last_next_step:string',
     ]);
   });
 });

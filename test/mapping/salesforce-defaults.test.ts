@@ -145,7 +145,7 @@ describe('shipped Salesforce mapping', () => {
     expect(dealRuleFor(mapping)).toEqual({ orderBy: 'close_date_asc', limit: 3 });
   });
 
-  it('lists the custom fields doctor must check, on Task and EmailMessage', () => {
+  it('lists the custom fields doctor must check, on Task, EmailMessage and Opportunity', () => {
     expect(requiredFields(mapping)).toEqual([
       { object: 'Task', name: 'CrmSync_Call_Id__c', type: 'string', unique: true, label: 'CRM Sync call id' },
       { object: 'Task', name: 'CrmSync_Score_Overall__c', type: 'number', label: 'CRM Sync Score Overall' },
@@ -183,6 +183,37 @@ describe('shipped Salesforce mapping', () => {
         label: 'CRM Sync follow-up id',
       },
       { object: 'EmailMessage', name: 'CrmSync_Call_Id__c', type: 'string', label: 'CRM Sync Call Id' },
+      // The deal section's fields, on the Opportunity.
+      {
+        object: 'Opportunity',
+        name: 'CrmSync_Last_Call_Date__c',
+        type: 'date',
+        label: 'CRM Sync Last Call Date',
+      },
+      {
+        object: 'Opportunity',
+        name: 'CrmSync_Last_Call_Score__c',
+        type: 'number',
+        label: 'CRM Sync Last Call Score',
+      },
+      {
+        object: 'Opportunity',
+        name: 'CrmSync_Average_Score__c',
+        type: 'number',
+        label: 'CRM Sync Average Score',
+      },
+      {
+        object: 'Opportunity',
+        name: 'CrmSync_Open_Objections__c',
+        type: 'number',
+        label: 'CRM Sync Open Objections',
+      },
+      {
+        object: 'Opportunity',
+        name: 'CrmSync_Last_Next_Step__c',
+        type: 'string',
+        label: 'CRM Sync Last Next Step',
+      },
     ]);
   });
 });

@@ -20,6 +20,7 @@ import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
 import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
 import { findWrittenCalls } from './written.js';
+import { updateDeals } from './deals.js';
 
 export interface HubSpotAdapterDeps {
   /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
@@ -135,6 +136,10 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
           results.set(k, v);
       }
       return inOrder(writes, (w) => w.draftId, results);
+    },
+
+    updateDeals(writes) {
+      return updateDeals(run, writes, props);
     },
 
     async checkCredentials() {

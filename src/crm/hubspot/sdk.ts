@@ -74,6 +74,11 @@ export interface HubSpotApi {
     type: string,
     inputs: UpsertInput[],
   ): Promise<{ results: (SdkObject & { created: boolean })[]; errors: BatchError[] }>;
+  /** Updates existing records by id (deal signals); 207 names the inputs that failed. */
+  batchUpdate(
+    type: string,
+    inputs: { id: string; properties: Record<string, string> }[],
+  ): Promise<{ results: SdkObject[]; errors: BatchError[] }>;
   associationPage(
     from: string,
     id: string,
@@ -138,6 +143,7 @@ export function createHubSpotApi(
 
   type Search = Parameters<typeof objects.searchApi.doSearch>[1];
   type Upsert = Parameters<typeof objects.batchApi.upsert>[1];
+  type Update = Parameters<typeof objects.batchApi.update>[1];
   type AssocCreate = Parameters<typeof assoc.batchApi.create>[2];
   type AssocRead = Parameters<typeof assoc.batchApi.getPage>[2];
   type PropCreate = Parameters<typeof props.batchApi.create>[1];
@@ -172,6 +178,10 @@ export function createHubSpotApi(
         results: r.results.map((o) => ({ ...plain(o), created: o._new === true })),
         errors: errorsOf(r),
       };
+    },
+    async batchUpdate(type, inputs) {
+      const r = await objects.batchApi.update(type, { inputs } as unknown as Update);
+      return { results: r.results.map(plain), errors: errorsOf(r) };
     },
     async associationPage(from, id, to, after) {
       const r = await assoc.basicApi.getPage(from, id, to, after, 500);

@@ -14,6 +14,7 @@ import { verifySalesforceSetup } from './setup.js';
 import { ControlledTransport, proxyResolver } from './transport.js';
 import { KnownKeys, upsertActivities, upsertFollowups, type KeyFields } from './writes.js';
 import { findWrittenCalls } from './written.js';
+import { updateDeals } from './deals.js';
 
 export interface SalesforceAdapterDeps {
   config: SalesforceConfig;
@@ -121,6 +122,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
       matchParticipants(salesforceCandidates(ctx, fields), participants, rule),
     upsertActivities: (writes) => upsertActivities(ctx, writes, keys, known),
     upsertFollowups: (writes) => upsertFollowups(ctx, writes, keys, known),
+    updateDeals: (writes) => updateDeals(ctx, writes),
     // The `limits` resource: one small read any integration user may make (doctor starts with it).
     checkCredentials: async () => {
       await call('limits', () => conn.limits());

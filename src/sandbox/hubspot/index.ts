@@ -6,6 +6,7 @@ import { errorBody, rateLimitBody, SandboxHttpError } from './errors.js';
 import { Faults, RateLimits, RequestLog, type RateLimitOptions } from './limits.js';
 import { registerAdmin } from './routes/admin.js';
 import { registerAssociations } from './routes/associations.js';
+import { registerBatchUpdate } from './routes/batchUpdate.js';
 import { registerObjectReads } from './routes/objectReads.js';
 import { registerObjectWrites } from './routes/objectWrites.js';
 import { registerProperties } from './routes/properties.js';
@@ -110,6 +111,7 @@ function buildApp(state: SandboxState): FastifyInstance {
 
   registerObjectReads(app, state);
   registerObjectWrites(app, state);
+  registerBatchUpdate(app, state);
   registerAssociations(app, state);
   registerProperties(app, state);
   registerAdmin(app, state);

@@ -83,6 +83,14 @@ export const CRMSYNC_PROPERTIES: Partial<Record<ObjectType, Spec[]>> = {
     ['crmsync_objections_detected', 'number', 'number'],
     ['crmsync_objections_handled', 'number', 'number'],
   ],
+  // Deal-level signals (the mappings' `deal` section).
+  deals: [
+    ['crmsync_last_call_date', 'date', 'date'],
+    ['crmsync_last_call_score', 'number', 'number'],
+    ['crmsync_average_score', 'number', 'number'],
+    ['crmsync_open_objections', 'number', 'number'],
+    ['crmsync_last_next_step', 'string', 'text'],
+  ],
   // A draft's call id: not unique, a call has several drafts.
   notes: [
     ['crmsync_followup_id', 'string', 'text', UNIQUE],

@@ -103,6 +103,14 @@ export const CUSTOM_FIELDS: Record<string, FieldDef[]> = {
     number('CrmSync_Objections_Detected__c'),
     number('CrmSync_Objections_Handled__c'),
   ],
+  // Deal-level signals (the mappings' `deal` section).
+  Opportunity: [
+    f('CrmSync_Last_Call_Date__c', 'date'),
+    number('CrmSync_Last_Call_Score__c'),
+    number('CrmSync_Average_Score__c'),
+    number('CrmSync_Open_Objections__c'),
+    f('CrmSync_Last_Next_Step__c', 'string', { length: 255 }),
+  ],
   EmailMessage: [
     f('CrmSync_Followup_Id__c', 'string', { length: 255, externalId: true, unique: true }),
     // The draft's call id: not unique, a call has several drafts.

@@ -1,0 +1,147 @@
+/**
+ * Deal-level signals, after a write-back batch: each written call is recorded on its deal, and
+ * the deals a newer call made due are written in one batch update through the CRM adapter (its
+ * gate and budget), each exactly once per change. The ledger (deal_signal) says what each deal
+ * last got, so a restart neither rewrites a deal nor skips one; a deal whose write failed for a
+ * passing reason stays due and goes with the next batch. Nothing here fails a call's write-back.
+ */
+import { CrmAuthError, CrmError } from '../crm/errors.js';
+import type { DealWrite } from '../crm/types.js';
+import { dealCallFacts, newestFirst } from '../deals/aggregate.js';
+import { buildDealWrite, dealTarget } from '../mapping/index.js';
+import type { Analysis, Call } from '../service/types.js';
+import {
+  claimDueDeals,
+  listDealCalls,
+  recordDealCall,
+  releaseDeal,
+  settleDeal,
+  type ClaimedDeal,
+} from '../store/dealSignalRepo.js';
+import type { PipelineDeps } from './deps.js';
+
+/** HubSpot batch update and Salesforce collections both take at least this many records. */
+const DEALS_PER_ROUND = 100;
+/** A process that dies mid-write leaves its claim; another process takes the deal after this. */
+const CLAIM_MS = 5 * 60_000;
+/** Rounds per flush, so one batch's hook cannot run on without end. */
+const MAX_ROUNDS = 5;
+
+export type DealDeps = Pick<PipelineDeps, 'db' | 'crmName' | 'crm' | 'mapping' | 'clock' | 'logger'>;
+
+/** A call whose activity is in the CRM, with the deal it was written on. */
+export interface CallOnDeal {
+  call: Call;
+  analysis: Analysis | null;
+  dealId: string | undefined;
+}
+
+/** Records the calls on their deals, then writes the deals that are due. Never throws. */
+export async function syncDealSignals(deps: DealDeps, written: CallOnDeal[]): Promise<void> {
+  if (!dealTarget(deps.mapping)) return;
+  try {
+    const now = new Date(deps.clock.now());
+    for (const w of written) {
+      const facts = dealCallFacts(w.call, w.analysis);
+      if (!w.dealId || !facts) continue;
+      await recordDealCall(deps.db, { crm: deps.crmName, dealId: w.dealId, facts, now });
+    }
+    await flushDueDeals(deps);
+  } catch (err) {
+    deps.logger.warn(
+      { err: (err as Error).message },
+      'deal signals not written; the deals stay due and go with the next write-back batch',
+    );
+  }
+}
+
+/** Writes every deal that is due, a batch per round; returns how many deals the CRM was sent. */
+export async function flushDueDeals(deps: DealDeps): Promise<number> {
+  let sent = 0;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const nowMs = deps.clock.now();
+    const claimed = await claimDueDeals(deps.db, {
+      crm: deps.crmName,
+      now: new Date(nowMs),
+      until: new Date(nowMs + CLAIM_MS),
+      limit: DEALS_PER_ROUND,
+    });
+    if (claimed.length === 0) break;
+    sent += await writeRound(deps, claimed);
+    if (claimed.length < DEALS_PER_ROUND) break;
+  }
+  return sent;
+}
+
+interface Planned {
+  deal: ClaimedDeal;
+  /** The newest call the values cover. */
+  callId: string;
+  write: DealWrite;
+}
+
+async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<number> {
+  const { db, crmName: crm } = deps;
+  const now = () => new Date(deps.clock.now());
+  const planned: Planned[] = [];
+  for (const deal of claimed) {
+    try {
+      const calls = await listDealCalls(db, crm, deal.dealId);
+      const warnings: string[] = [];
+      const write = await buildDealWrite(deps.mapping, {
+        dealId: deal.dealId,
+        calls,
+        now: deps.clock.now(),
+        warnings,
+      });
+      if (warnings.length > 0) deps.logger.warn({ dealId: deal.dealId, warnings }, 'deal field left out');
+      const callId = newestFirst(calls)[0]?.callId ?? deal.newestCallId;
+      if (sameValues(deal.writtenValues, write.properties)) {
+        // Nothing the deal shows would change: the newer call is covered without a request.
+        await settleDeal(db, { crm, dealId: deal.dealId, callId, now: now() });
+      } else {
+        planned.push({ deal, callId, write });
+      }
+    } catch (err) {
+      // A mapping that fails on this deal fails the same way on a retry: settled, with the reason.
+      const error = (err as Error).message;
+      await settleDeal(db, { crm, dealId: deal.dealId, callId: deal.newestCallId, error, now: now() });
+      deps.logger.warn({ dealId: deal.dealId, err: error }, 'deal signals could not be mapped');
+    }
+  }
+  if (planned.length === 0) return 0;
+  let results;
+  try {
+    results = new Map((await deps.crm.updateDeals(planned.map((p) => p.write))).map((r) => [r.key, r]));
+  } catch (err) {
+    results = new Map<string, { ok: false; error: Error }>(
+      planned.map((p) => [p.write.dealId, { ok: false, error: err as Error }]),
+    );
+  }
+  for (const p of planned) {
+    const result = results.get(p.write.dealId);
+    const dealId = p.write.dealId;
+    if (result?.ok) {
+      await settleDeal(db, { crm, dealId, callId: p.callId, values: p.write.properties, now: now() });
+      continue;
+    }
+    const error = result ? result.error : new Error(`no result for deal ${dealId}`);
+    if (error instanceof CrmError && !error.retryable && !(error instanceof CrmAuthError)) {
+      // Refused (the deal is gone, a field is missing): retrying the same write would be refused
+      // again, so the deal waits for its next newer call. `doctor` shows a missing field.
+      await settleDeal(db, { crm, dealId, callId: p.callId, error: error.message, now: now() });
+    } else {
+      await releaseDeal(db, { crm, dealId, error: error.message, now: now() });
+    }
+    deps.logger.warn({ dealId, err: error.message }, 'deal signals not written');
+  }
+  return planned.length;
+}
+
+/** Whether the ledger's values are these (same keys, same values). */
+function sameValues(ledger: Record<string, unknown> | null, values: DealWrite['properties']): boolean {
+  if (!ledger) return false;
+  const keys = Object.keys(values);
+  if (Object.keys(ledger).length !== keys.length) return false;
+  return keys.every((k) => ledger[k] === values[k]);
+}
