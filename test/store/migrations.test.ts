@@ -18,6 +18,8 @@ const TABLES = [
   'budget_pause',
   'budget_request',
   'call_followup',
+  'deal_call',
+  'deal_signal',
   'job',
   'leader_lease',
   'sync_cursor',

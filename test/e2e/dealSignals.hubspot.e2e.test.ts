@@ -1,0 +1,87 @@
+/**
+ * Deal-level signals with CRM=hubspot, the worker as a real process: three calls on one deal
+ * delivered out of order leave the deal showing the newest call's values, and a replayed older
+ * call does not overwrite them (test/e2e/dealSignals.ts).
+ */
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
+import {
+  freePort,
+  removeTempDirs,
+  startWorkerProcess,
+  stopWorker,
+  tempDataDir,
+  workerEnv,
+  type WorkerProcess,
+} from './harness.js';
+import { hubspotCallEngagements, hubspotLinks } from './readback.js';
+
+const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
+
+let svc: ServiceSandbox;
+let hs: HubSpotSandbox;
+let worker: WorkerProcess;
+
+beforeAll(async () => {
+  const port = await freePort();
+  [svc, hs] = await Promise.all([
+    startServiceSandbox({
+      plan: 'enterprise',
+      seedCalls: 0,
+      analysisDelayMs: 50,
+      webhookUrl: `http://127.0.0.1:${port}/webhooks`,
+    }),
+    startHubSpotSandbox(),
+  ]);
+  worker = await startWorkerProcess(
+    workerEnv(svc, { kind: 'hubspot', sandbox: hs }, { PORT: String(port), DATA_DIR: tempDataDir() }),
+  );
+});
+
+afterAll(async () => {
+  if (worker) await stopWorker(worker).catch(() => undefined);
+  await Promise.all([svc?.close(), hs?.close()]);
+  removeTempDirs();
+});
+
+/** HubSpot sends every property value as text; an empty one is unset. */
+const num = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
+const text = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : String(v));
+
+describe('deal signals on HubSpot, end to end', () => {
+  it('three calls on one deal delivered out of order leave the newest call’s values; a replayed older call does not overwrite them', async () => {
+    await outOfOrderCallsOnOneDeal(
+      svc,
+      worker,
+      DANA,
+      {
+        dealOf: (callId) => {
+          const [engagement] = hubspotCallEngagements(hs, callId);
+          const dealId = engagement && hubspotLinks(hs, 'calls', engagement.id).deals[0];
+          if (!dealId) throw new Error(`call ${callId} has no deal`);
+          return dealId;
+        },
+        read: (dealId) => {
+          const p = hs.state.store.objects.deals.get(dealId)?.properties ?? {};
+          return {
+            lastCallDate: p.crmsync_last_call_date,
+            lastScore: p.crmsync_last_call_score,
+            averageScore: p.crmsync_average_score,
+            openObjections: p.crmsync_open_objections,
+            lastNextStep: p.crmsync_last_next_step,
+          };
+        },
+        dealUpdates: () => hs.state.requests.count('POST', '/crm/v3/objects/deals/batch/update'),
+      },
+      (v: DealView) => ({
+        lastCallDate: text(v.lastCallDate),
+        lastScore: num(v.lastScore),
+        averageScore: num(v.averageScore),
+        openObjections: num(v.openObjections),
+        lastNextStep: text(v.lastNextStep),
+      }),
+    );
+  });
+});

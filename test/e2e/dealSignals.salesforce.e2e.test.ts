@@ -1,0 +1,91 @@
+/**
+ * Deal-level signals with CRM=salesforce, the worker as a real process: three calls on one
+ * Opportunity delivered out of order leave it showing the newest call's values, and a replayed
+ * older call does not overwrite them (test/e2e/dealSignals.ts).
+ */
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
+import {
+  freePort,
+  removeTempDirs,
+  startWorkerProcess,
+  stopWorker,
+  tempDataDir,
+  workerEnv,
+  type WorkerProcess,
+} from './harness.js';
+import { salesforceTasks } from './readback.js';
+
+const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
+
+let svc: ServiceSandbox;
+let sf: SalesforceSandbox;
+let worker: WorkerProcess;
+
+beforeAll(async () => {
+  const port = await freePort();
+  [svc, sf] = await Promise.all([
+    startServiceSandbox({
+      plan: 'enterprise',
+      seedCalls: 0,
+      analysisDelayMs: 50,
+      webhookUrl: `http://127.0.0.1:${port}/webhooks`,
+    }),
+    startSalesforceSandbox(),
+  ]);
+  worker = await startWorkerProcess(
+    workerEnv(svc, { kind: 'salesforce', sandbox: sf }, { PORT: String(port), DATA_DIR: tempDataDir() }),
+  );
+});
+
+afterAll(async () => {
+  if (worker) await stopWorker(worker).catch(() => undefined);
+  await Promise.all([svc?.close(), sf?.close()]);
+  removeTempDirs();
+});
+
+/** sObject Collections updates by id: `PATCH .../composite/sobjects` with no type in the path. */
+function opportunityUpdates(): number {
+  return Object.entries(sf.state.requestCounts())
+    .filter(([key]) => /^PATCH \S*\/composite\/sobjects$/.test(key))
+    .reduce((n, [, count]) => n + count, 0);
+}
+
+const orUndefined = (v: unknown) => (v === null || v === '' ? undefined : v);
+
+describe('deal signals on Salesforce, end to end', () => {
+  it('three calls on one Opportunity delivered out of order leave the newest call’s values; a replayed older call does not overwrite them', async () => {
+    await outOfOrderCallsOnOneDeal(
+      svc,
+      worker,
+      DANA,
+      {
+        dealOf: (callId) => {
+          const what = salesforceTasks(sf, callId)[0]?.WhatId;
+          if (typeof what !== 'string') throw new Error(`call ${callId} has no Opportunity`);
+          return what;
+        },
+        read: (dealId) => {
+          const o: Record<string, unknown> = sf.state.store.get('Opportunity', dealId) ?? {};
+          return {
+            lastCallDate: o.CrmSync_Last_Call_Date__c,
+            lastScore: o.CrmSync_Last_Call_Score__c,
+            averageScore: o.CrmSync_Average_Score__c,
+            openObjections: o.CrmSync_Open_Objections__c,
+            lastNextStep: o.CrmSync_Last_Next_Step__c,
+          };
+        },
+        dealUpdates: opportunityUpdates,
+      },
+      (v: DealView) => ({
+        lastCallDate: orUndefined(v.lastCallDate),
+        lastScore: orUndefined(v.lastScore),
+        averageScore: orUndefined(v.averageScore),
+        openObjections: orUndefined(v.openObjections),
+        lastNextStep: orUndefined(v.lastNextStep),
+      }),
+    );
+  });
+});
