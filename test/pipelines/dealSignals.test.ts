@@ -1,0 +1,177 @@
+/**
+ * Deal-level signals after a write-back batch (src/pipelines/dealSignals.ts), on a real database
+ * and the real HubSpot adapter against its sandbox: written only when a newer call arrives, once
+ * per change, kept due across a failure or a restart, and never retried after a refusal.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { CrmAdapter } from '../../src/crm/types.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { loadMappings } from '../../src/mapping/index.js';
+import { flushDueDeals, syncDealSignals, type DealDeps } from '../../src/pipelines/dealSignals.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { Analysis, Call } from '../../src/service/types.js';
+import { claimDueDeals, getDealLedger, recordDealCall } from '../../src/store/dealSignalRepo.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+import { adapterFor } from '../crm-hubspot/helpers.js';
+import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
+
+const T0 = Date.UTC(2026, 0, 5, 12);
+const mapping = loadMappings(path.join(import.meta.dirname, '..', '..', 'config'), 'hubspot');
+const UPDATE = 'POST /crm/v3/objects/deals/batch/update';
+
+let hs: HubSpotSandbox;
+let crm: CrmAdapter;
+let deals: string[];
+beforeAll(async () => {
+  hs = await startHubSpotSandbox();
+  crm = adapterFor(hs, { retry: { baseDelayMs: 1, maxAttempts: 1 } });
+});
+afterAll(() => hs.close());
+
+let seq = 0;
+/** A call and its analysis, started at `startedAt`, with a unique id. */
+function written(dealId: string | undefined, startedAt: string, score: number, steps: string[] = []) {
+  const id = `call_${String(++seq).padStart(4, '0')}`;
+  const call = { id, status: 'analyzed', created_at: startedAt } as Call;
+  const analysis = {
+    call_id: id,
+    scoring: { overall: score },
+    objections: [{ type: 'price', text: 'too dear', handled: false }],
+    next_steps: steps,
+  } as Analysis;
+  return { call, analysis, dealId };
+}
+
+const deal = (id: string) => hs.state.store.objects.deals.get(id)!.properties;
+
+describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
+  const current = useMigratedDatabase(kind);
+  // Each database starts with a fresh portal: the deals carry no signals yet.
+  beforeAll(() => {
+    hs.state.reset({ withCustomProperties: true });
+    deals = Object.values(hs.state.refs.deals);
+  });
+  let deps: DealDeps;
+  let clock: FakeClock;
+  beforeEach(() => {
+    hs.state.requests.clear();
+    hs.state.faults.clear();
+    clock = new FakeClock(T0);
+    deps = { db: current().db.prisma, crmName: 'hubspot', crm, mapping, clock, logger: silentLogger };
+  });
+
+  it('writes the newest call’s values once per newer call; an older call, late or replayed, writes nothing', async () => {
+    const dealId = deals[0]!;
+    const older = written(dealId, '2026-01-01T09:00:00Z', 40, ['Send pricing']);
+    const newer = written(dealId, '2026-01-03T09:00:00Z', 80, ['Book the pilot']);
+    const newest = written(dealId, '2026-01-04T09:00:00Z', 90);
+
+    await syncDealSignals(deps, [newer]);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(1);
+    await syncDealSignals(deps, [newest, older]); // one batch: the older call rides along
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(2);
+    expect(deal(dealId)).toMatchObject({
+      crmsync_last_call_date: '2026-01-04',
+      crmsync_last_call_score: '90',
+      crmsync_average_score: '70', // the newest 3: 90, 80, 40
+      crmsync_open_objections: '3',
+      crmsync_last_next_step: 'Book the pilot', // the newest call that named one
+    });
+
+    await syncDealSignals(deps, [older]);
+    await syncDealSignals(deps, [newer]);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(2);
+    expect(deal(dealId).crmsync_last_call_score).toBe('90');
+    expect(await getDealLedger(deps.db, 'hubspot', dealId)).toMatchObject({
+      newestCallId: newest.call.id,
+      writtenCallId: newest.call.id,
+      lastError: null,
+    });
+  });
+
+  it('batches the deals of one write-back batch into one request', async () => {
+    const a = written(deals[1], '2026-02-01T09:00:00Z', 50);
+    const b = written(deals[2], '2026-02-01T10:00:00Z', 60);
+    await syncDealSignals(deps, [a, b]);
+    expect(hs.state.requests.byPath()[UPDATE]).toBe(1);
+    expect(deal(deals[1]!).crmsync_last_call_score).toBe('50');
+    expect(deal(deals[2]!).crmsync_last_call_score).toBe('60');
+  });
+
+  it('a newer call that changes nothing the deal shows costs no request', async () => {
+    const dealId = deals[3]!;
+    await syncDealSignals(deps, [written(dealId, '2026-03-01T09:00:00Z', 70)]);
+    hs.state.requests.clear();
+    // Same day, same score, same objection: every field comes out the same.
+    const same = written(dealId, '2026-03-01T15:00:00Z', 70);
+    await syncDealSignals(deps, [{ ...same, analysis: { ...same.analysis, objections: [] } }]);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(0);
+    expect(await getDealLedger(deps.db, 'hubspot', dealId)).toMatchObject({ writtenCallId: same.call.id });
+  });
+
+  it('a failed write leaves the deal due; the next flush, or a restarted process, writes it once', async () => {
+    const dealId = deals[4]!;
+    hs.state.faults.add({ status: 503, match: '/deals/batch/update', count: 1 });
+    await syncDealSignals(deps, [written(dealId, '2026-04-01T09:00:00Z', 55)]);
+    expect(deal(dealId).crmsync_last_call_score).toBeUndefined();
+    expect(await getDealLedger(deps.db, 'hubspot', dealId)).toMatchObject({
+      writtenCallId: null,
+      lastError: expect.stringMatching(/503|unavailable|HubSpot/i),
+    });
+
+    // A new process (a fresh adapter, the same database) finds the deal due and writes it.
+    const restarted = { ...deps, crm: adapterFor(hs, { retry: { baseDelayMs: 1, maxAttempts: 1 } }) };
+    expect(await flushDueDeals(restarted)).toBe(1);
+    expect(deal(dealId).crmsync_last_call_score).toBe('55');
+    // ...once: after that nothing is due, so another restart sends nothing.
+    expect(await flushDueDeals(restarted)).toBe(0);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(2);
+  });
+
+  it('a deal the CRM refuses is not retried until a newer call arrives', async () => {
+    const gone = '999999999';
+    await syncDealSignals(deps, [written(gone, '2026-05-01T09:00:00Z', 50)]);
+    expect(await getDealLedger(deps.db, 'hubspot', gone)).toMatchObject({
+      lastError: expect.stringContaining(`did not update deal ${gone}`),
+    });
+    expect(await flushDueDeals(deps)).toBe(0);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(1);
+  });
+
+  it('a claim keeps other processes off the deal until it runs out', async () => {
+    const dealId = deals[5]!;
+    const now = new Date(clock.now());
+    const w = written(dealId, '2026-06-01T09:00:00Z', 50);
+    await recordDealCall(deps.db, {
+      crm: 'hubspot',
+      dealId,
+      facts: {
+        callId: w.call.id,
+        startedAt: Date.parse(w.call.created_at),
+        overallScore: 50,
+        objectionsDetected: 0,
+        objectionsHandled: 0,
+        nextSteps: [],
+      },
+      now,
+    });
+    const until = new Date(clock.now() + 60_000);
+    const first = await claimDueDeals(deps.db, { crm: 'hubspot', now, until, limit: 100 });
+    expect(first.map((d) => d.dealId)).toContain(dealId);
+    expect(await claimDueDeals(deps.db, { crm: 'hubspot', now, until, limit: 100 })).toEqual([]);
+    // The first process died mid-write: after its claim runs out, the deal is taken again.
+    const later = new Date(clock.now() + 61_000);
+    const again = await claimDueDeals(deps.db, { crm: 'hubspot', now: later, until: later, limit: 100 });
+    expect(again.map((d) => d.dealId)).toContain(dealId);
+  });
+
+  it('records and writes nothing while the section is off', async () => {
+    const off = { ...deps, mapping: { ...mapping, deal: { ...mapping.deal!, enabled: false } } };
+    const dealId = deals[6] ?? deals[0]!;
+    const before = await getDealLedger(deps.db, 'hubspot', dealId);
+    await syncDealSignals(off, [written(dealId, '2027-01-01T09:00:00Z', 10)]);
+    expect(await getDealLedger(deps.db, 'hubspot', dealId)).toEqual(before);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(0);
+  });
+});
