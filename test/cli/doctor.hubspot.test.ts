@@ -32,6 +32,8 @@ describe('doctor with HubSpot', () => {
         '✖ HubSpot calls.crmsync_call_id: missing',
         '✖ HubSpot calls.crmsync_score_overall: missing',
         '✖ HubSpot notes.crmsync_followup_id: missing',
+        '✖ HubSpot deals.crmsync_last_call_date: missing',
+        '✖ HubSpot deals.crmsync_average_score: missing',
       ]),
     );
     expect(first.text()).toContain('Run "crm-sync doctor --fix" to create the missing HubSpot properties.');
@@ -50,11 +52,20 @@ describe('doctor with HubSpot', () => {
       hasUniqueValue: false,
     });
     expect(hs.state.store.properties.calls.get('crmsync_score_overall')).toMatchObject({ type: 'number' });
+    // The deal signals of the mapping's deal section, on the deal object, with their labels.
+    expect(fixing.text()).toContain('✔ HubSpot deals.crmsync_last_call_score: created');
+    expect(hs.state.store.properties.deals.get('crmsync_last_call_date')).toMatchObject({
+      type: 'date',
+      groupName: 'crmsync',
+      label: 'CRM Sync last call date',
+    });
+    expect(hs.state.store.properties.deals.get('crmsync_average_score')).toMatchObject({ type: 'number' });
+    expect(hs.state.store.properties.deals.get('crmsync_last_next_step')).toMatchObject({ type: 'string' });
 
     const again = captureIo();
     expect(await runDoctor(config, again)).toBe(0);
     expect(failures(again.text())).toEqual([]);
-    expect(again.text()).toMatch(/All 14 checks passed\.$/);
+    expect(again.text()).toMatch(/All 19 checks passed\.$/);
     expect(again.text()).not.toContain('created');
   });
 

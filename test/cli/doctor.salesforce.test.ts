@@ -32,6 +32,14 @@ describe('doctor with Salesforce', () => {
     expect(text).toContain('✖ Salesforce Task.CrmSync_Score_Overall__c: missing');
     expect(text).toContain('(API name CrmSync_Score_Overall__c): Number(16, 2)');
     expect(text).toContain('✖ Salesforce EmailMessage.CrmSync_Followup_Id__c: missing');
+    // The deal signals go on the Opportunity.
+    expect(text).toContain('✖ Salesforce Opportunity.CrmSync_Last_Call_Date__c: missing');
+    expect(text).toContain(
+      'to fix: In Setup > Object Manager > Opportunity > Fields & Relationships, create "CRM Sync Last Call Date" ' +
+        '(API name CrmSync_Last_Call_Date__c): Date',
+    );
+    expect(text).toContain('(API name CrmSync_Average_Score__c): Number(16, 2)');
+    expect(text).toContain('(API name CrmSync_Last_Next_Step__c): Text(255)');
     expect(text).not.toContain('doctor --fix');
 
     const fixing = captureIo();
@@ -46,7 +54,7 @@ describe('doctor with Salesforce', () => {
     const io = captureIo();
     expect(await runDoctor(configFrom(salesforceEnv(svc, ready)), io)).toBe(0);
     expect(io.text()).toContain('✔ Salesforce Task.CrmSync_Call_Id__c: string(255)');
-    expect(io.text()).toMatch(/All 14 checks passed\.$/);
+    expect(io.text()).toMatch(/All 19 checks passed\.$/);
   });
 
   it('fails the credentials check for a token Salesforce refuses', async () => {

@@ -9,6 +9,7 @@ import type { MatchRule } from '../../src/crm/match/types.js';
 import { lookupKey, type CrmLookup, type Participant } from '../../src/crm/types.js';
 import {
   buildActivity,
+  buildDealWrite,
   buildFollowups,
   dealRuleFor,
   loadMappings,
@@ -171,6 +172,51 @@ describe.each([
       activityId: activity!.ok ? activity!.id : 'x',
       followups: [{ draftId: 'held-1', crmId: note!.ok ? note!.id : 'x' }],
     });
+  });
+
+  it('updates deals by id with their signals in one batch; a deal the CRM does not have fails alone', async () => {
+    const who = { email: 'jane.doe@acme.example' };
+    const dealId = (await lookup(who)).deals[0]!.id;
+    const started = Date.parse('2026-11-22T10:00:00Z');
+    const write = await buildDealWrite(mapping(), {
+      dealId,
+      calls: [
+        {
+          callId: 'c-1',
+          startedAt: started,
+          overallScore: 64,
+          objectionsDetected: 2,
+          objectionsHandled: 1,
+          nextSteps: [],
+        },
+        {
+          callId: 'c-2',
+          startedAt: started + 86_400_000,
+          overallScore: 88,
+          objectionsDetected: 1,
+          objectionsHandled: 0,
+          nextSteps: ['Send the order form'],
+        },
+      ],
+    });
+    const unknown = driver.crm === 'hubspot' ? '999999999' : '006000000000000AAA';
+    const results = await driver
+      .adapter()
+      .updateDeals([write, { dealId: unknown, properties: write.properties }]);
+    expect(results[0]).toMatchObject({ key: dealId, ok: true });
+    expect(results[1]).toMatchObject({ key: unknown, ok: false });
+
+    // Read back through the adapter's own lookup, asking for the signal fields too.
+    const names = Object.keys(write.properties);
+    const fields = lookupFieldsFor(mapping());
+    const reread = await driver
+      .adapter()
+      .lookup(who, { ...fields, deal: [...fields.deal, ...names] }, dealRuleFor(mapping()));
+    const shown = reread.deals.find((d) => d.id === dealId)!.properties;
+    const text = (props: Record<string, unknown>) =>
+      Object.fromEntries(names.map((n) => [n, String(props[n])]));
+    expect(text(shown)).toEqual(text(write.properties));
+    expect(text(shown)).toMatchObject({ [names[0]!]: '2026-11-23', [names[1]!]: '88', [names[2]!]: '76' });
   });
 
   it('passes its setup check for the fields the shipped mapping needs', async () => {
