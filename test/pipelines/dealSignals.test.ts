@@ -137,6 +137,25 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     });
     expect(await flushDueDeals(deps)).toBe(0);
     expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(1);
+    // A newer call makes it due again.
+    await syncDealSignals(deps, [written(gone, '2026-05-02T09:00:00Z', 60)]);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(2);
+  });
+
+  it('a late older call counts in the averages from the deal’s next newer call on', async () => {
+    const dealId = deals[7] ?? deals[0]!;
+    await syncDealSignals(deps, [written(dealId, '2026-07-02T09:00:00Z', 80)]);
+    await syncDealSignals(deps, [written(dealId, '2026-07-01T09:00:00Z', 20)]); // late: nothing sent
+    expect(deal(dealId).crmsync_average_score).toBe('80');
+    await syncDealSignals(deps, [written(dealId, '2026-07-03T09:00:00Z', 50)]);
+    expect(deal(dealId)).toMatchObject({ crmsync_last_call_score: '50', crmsync_average_score: '50' });
+  });
+
+  it('a call without a deal is not recorded', async () => {
+    const before = await deps.db.dealCall.count();
+    await syncDealSignals(deps, [written(undefined, '2026-08-01T09:00:00Z', 50)]);
+    expect(await deps.db.dealCall.count()).toBe(before);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(0);
   });
 
   it('a claim keeps other processes off the deal until it runs out', async () => {
