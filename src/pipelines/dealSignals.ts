@@ -46,17 +46,24 @@ export async function syncDealSignals(deps: DealDeps, written: CallOnDeal[]): Pr
       if (!w.dealId || !facts) continue;
       await recordDealCall(deps.db, { crm: deps.crmName, dealId: w.dealId, facts, now });
     }
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message }, 'calls not recorded on their deals');
+  }
+  await flushDealsQuietly(deps);
+}
+
+/** flushDueDeals that logs a failure instead of throwing: the deals stay due for the next try. */
+export async function flushDealsQuietly(deps: DealDeps): Promise<void> {
+  try {
     await flushDueDeals(deps);
   } catch (err) {
-    deps.logger.warn(
-      { err: (err as Error).message },
-      'deal signals not written; the deals stay due and go with the next write-back batch',
-    );
+    deps.logger.warn({ err: (err as Error).message }, 'deal signals not written; the deals stay due');
   }
 }
 
 /** Writes every deal that is due, a batch per round; returns how many deals the CRM was sent. */
 export async function flushDueDeals(deps: DealDeps): Promise<number> {
+  if (!dealTarget(deps.mapping)) return 0;
   let sent = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const nowMs = deps.clock.now();

@@ -27,6 +27,7 @@ import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { closeHttp } from './closeHttp.js';
 import { createCrmCredentialMonitor } from './crmCredentials.js';
 import { createHousekeeping } from './housekeeping.js';
+import { flushDealsQuietly } from '../pipelines/dealSignals.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller, POLL_CURSOR } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
@@ -140,6 +141,7 @@ export async function startWorker(
       logger,
       onRequeued: (call) => metrics.callsRequeued.inc({ state: call.state }),
       onEnqueued: () => runner.wake(),
+      flushDeals: () => flushDealsQuietly(pipeline),
     });
     const poller = createPoller(
       { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake(), housekeeping },

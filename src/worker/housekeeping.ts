@@ -5,7 +5,8 @@
  *   are never pruned; they are the operator's record;
  * - gives every call a way out: a call in a working state with no queued or running job would
  *   never move again (its last job failed, or a webhook that should have queued the next step
- *   was lost), so it gets a write-back job, which reads the call and moves it on.
+ *   was lost), so it gets a write-back job, which reads the call and moves it on;
+ * - writes the deal signals still due after a failed try (src/pipelines/dealSignals.ts).
  */
 import type { CrmName } from '../crm/types.js';
 import type { Logger } from '../log/logger.js';
@@ -85,6 +86,8 @@ export function createHousekeeping(deps: {
   onRequeued?: (call: StrandedCall) => void;
   /** Told when jobs were queued, to wake the runner. */
   onEnqueued?: () => void;
+  /** Writes the deals still due a deal-signal write (one whose last try failed for a passing reason). */
+  flushDeals?: () => Promise<void>;
 }): Housekeeping {
   const { db, clock, logger } = deps;
   let lastPrune = Number.NEGATIVE_INFINITY;
@@ -100,6 +103,8 @@ export function createHousekeeping(deps: {
           deps.onRequeued?.(call);
         }
         if (stranded.length > 0) deps.onEnqueued?.();
+        // Without this, such a deal would wait for the next write-back batch however long it takes.
+        await deps.flushDeals?.();
       }
       if (now - lastPrune >= PRUNE_EVERY_MS) {
         lastPrune = now;

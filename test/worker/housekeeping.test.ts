@@ -125,6 +125,25 @@ describe('requeueStrandedCalls', () => {
     await housekeeping.runDue();
     expect(counted.filter((c) => c === 'c_lost')).toHaveLength(2);
   });
+
+  it('writes the deals still due a deal-signal write on the same five-minute beat', async () => {
+    const clock = new FakeClock(NOW);
+    let flushes = 0;
+    const housekeeping = createHousekeeping({
+      db: current().db.prisma,
+      crm: 'hubspot',
+      clock,
+      logger: createLogger({ level: 'silent' }),
+      flushDeals: async () => void flushes++,
+    });
+    await housekeeping.runDue();
+    await clock.advance(60_000);
+    await housekeeping.runDue();
+    expect(flushes).toBe(1);
+    await clock.advance(4 * 60_000);
+    await housekeeping.runDue();
+    expect(flushes).toBe(2);
+  });
 });
 
 /** Queues a job with `key`, claims it and fails it for good. */
