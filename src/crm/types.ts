@@ -175,6 +175,11 @@ export interface CrmAdapter {
    */
   updateDeals(writes: DealWrite[]): Promise<WriteResult[]>;
   /**
+   * The current values of `fields` on these deals, by deal id, in batched reads; deals the CRM
+   * does not have are left out. Read after a process died mid-write, to not write twice.
+   */
+  readDeals(dealIds: string[], fields: string[]): Promise<Map<string, Record<string, unknown>>>;
+  /**
    * One cheap request that proves the credentials work; throws CrmAuthError when the CRM rejects
    * them (other CrmErrors when it cannot tell). The worker probes with it while they are rejected.
    */

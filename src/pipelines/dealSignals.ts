@@ -8,6 +8,7 @@
 import { CrmAuthError, CrmError } from '../crm/errors.js';
 import type { DealWrite } from '../crm/types.js';
 import { dealCallFacts, newestFirst } from '../deals/aggregate.js';
+import { showsValues } from '../deals/compare.js';
 import { buildDealWrite, dealTarget } from '../mapping/index.js';
 import type { Analysis, Call } from '../service/types.js';
 import {
@@ -90,7 +91,7 @@ interface Planned {
 async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<number> {
   const { db, crmName: crm } = deps;
   const now = () => new Date(deps.clock.now());
-  const planned: Planned[] = [];
+  let planned: Planned[] = [];
   for (const deal of claimed) {
     try {
       const calls = await listDealCalls(db, crm, deal.dealId);
@@ -116,6 +117,7 @@ async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<numbe
       deps.logger.warn({ dealId: deal.dealId, err: error }, 'deal signals could not be mapped');
     }
   }
+  planned = await adoptRecovered(deps, planned);
   if (planned.length === 0) return 0;
   let results;
   try {
@@ -143,6 +145,41 @@ async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<numbe
     deps.logger.warn({ dealId, err: error.message }, 'deal signals not written');
   }
   return planned.length;
+}
+
+/**
+ * A deal whose last claimant died mid-write may already show the values: the CRM is asked (one
+ * batched read), and a deal that does is settled without writing it again. Returns the rest.
+ */
+async function adoptRecovered(deps: DealDeps, planned: Planned[]): Promise<Planned[]> {
+  const recovered = planned.filter((p) => p.deal.recovered);
+  if (recovered.length === 0) return planned;
+  let shown: Map<string, Record<string, unknown>>;
+  try {
+    const fields = [...new Set(recovered.flatMap((p) => Object.keys(p.write.properties)))];
+    shown = await deps.crm.readDeals(
+      recovered.map((p) => p.write.dealId),
+      fields,
+    );
+  } catch {
+    return planned; // Not knowing, the write goes out: it sets the same values again.
+  }
+  const rest: Planned[] = [];
+  for (const p of planned) {
+    const current = shown.get(p.write.dealId);
+    if (!p.deal.recovered || !current || !showsValues(current, p.write.properties)) {
+      rest.push(p);
+      continue;
+    }
+    await settleDeal(deps.db, {
+      crm: deps.crmName,
+      dealId: p.write.dealId,
+      callId: p.callId,
+      values: p.write.properties,
+      now: new Date(deps.clock.now()),
+    });
+  }
+  return rest;
 }
 
 /** Whether the ledger's values are these (same keys, same values). */

@@ -13,6 +13,8 @@ export interface ClaimedDeal {
   dealId: string;
   newestCallId: string;
   writtenValues: Record<string, unknown> | null;
+  /** A process claimed it before and died mid-write: the CRM may hold the values already. */
+  recovered: boolean;
 }
 
 export interface DealLedgerRow {
@@ -67,29 +69,37 @@ function factColumns(facts: DealCallFacts) {
 
 /**
  * Claims up to `limit` deals due a write and not claimed by another process (or whose claim ran
- * out: that process died mid-write), until `until`.
+ * out: that process died mid-write, and `recovered` says so), until `until`.
  */
 export async function claimDueDeals(
   db: Db,
   input: { crm: CrmName; now: Date; until: Date; limit: number },
 ): Promise<ClaimedDeal[]> {
   const rows = await db.$queryRaw<
-    { deal_id: string; newest_call_id: string; written_values: Record<string, unknown> | null }[]
+    {
+      deal_id: string;
+      newest_call_id: string;
+      written_values: Record<string, unknown> | null;
+      previous_claim: Date | null;
+    }[]
   >`
-    UPDATE deal_signal SET claimed_until = ${input.until}
-    WHERE crm = ${input.crm} AND deal_id IN (
-      SELECT deal_id FROM deal_signal
+    WITH due AS (
+      SELECT deal_id, claimed_until AS previous_claim FROM deal_signal
       WHERE crm = ${input.crm}
         AND newest_call_id IS DISTINCT FROM written_call_id
         AND (claimed_until IS NULL OR claimed_until < ${input.now})
       ORDER BY newest_started_at
       LIMIT ${input.limit}
       FOR UPDATE SKIP LOCKED)
-    RETURNING deal_id, newest_call_id, written_values`;
+    UPDATE deal_signal d SET claimed_until = ${input.until}
+    FROM due
+    WHERE d.crm = ${input.crm} AND d.deal_id = due.deal_id
+    RETURNING d.deal_id, d.newest_call_id, d.written_values, due.previous_claim`;
   return rows.map((r) => ({
     dealId: r.deal_id,
     newestCallId: r.newest_call_id,
     writtenValues: r.written_values,
+    recovered: r.previous_claim !== null,
   }));
 }
 

@@ -206,7 +206,7 @@ describe.each([
     expect(results[0]).toMatchObject({ key: dealId, ok: true });
     expect(results[1]).toMatchObject({ key: unknown, ok: false });
 
-    // Read back through the adapter's own lookup, asking for the signal fields too.
+    // Read back through the adapter's own lookup, asking for the signal fields too...
     const names = Object.keys(write.properties);
     const fields = lookupFieldsFor(mapping());
     const reread = await driver
@@ -217,6 +217,10 @@ describe.each([
       Object.fromEntries(names.map((n) => [n, String(props[n])]));
     expect(text(shown)).toEqual(text(write.properties));
     expect(text(shown)).toMatchObject({ [names[0]!]: '2026-11-23', [names[1]!]: '88', [names[2]!]: '76' });
+    // ...and through readDeals, which leaves out the deal the CRM does not have.
+    const read = await driver.adapter().readDeals([dealId, unknown], names);
+    expect([...read.keys()]).toEqual([dealId]);
+    expect(text(read.get(dealId)!)).toEqual(text(write.properties));
   });
 
   it('passes its setup check for the fields the shipped mapping needs', async () => {

@@ -11,7 +11,7 @@ import { loadMappings } from '../../src/mapping/index.js';
 import { flushDueDeals, syncDealSignals, type DealDeps } from '../../src/pipelines/dealSignals.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { Analysis, Call } from '../../src/service/types.js';
-import { claimDueDeals, getDealLedger, recordDealCall } from '../../src/store/dealSignalRepo.js';
+import { claimDueDeals, getDealLedger, recordDealCall, settleDeal } from '../../src/store/dealSignalRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adapterFor } from '../crm-hubspot/helpers.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
@@ -44,6 +44,8 @@ function written(dealId: string | undefined, startedAt: string, score: number, s
 }
 
 const deal = (id: string) => hs.state.store.objects.deals.get(id)!.properties;
+/** A deal of its own for one test. */
+const freshDeal = (name: string) => hs.state.store.create('deals', { dealname: name }).id;
 
 describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
   const current = useMigratedDatabase(kind);
@@ -143,7 +145,7 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
   });
 
   it('a late older call counts in the averages from the deal’s next newer call on', async () => {
-    const dealId = deals[7] ?? deals[0]!;
+    const dealId = freshDeal('Late');
     await syncDealSignals(deps, [written(dealId, '2026-07-02T09:00:00Z', 80)]);
     await syncDealSignals(deps, [written(dealId, '2026-07-01T09:00:00Z', 20)]); // late: nothing sent
     expect(deal(dealId).crmsync_average_score).toBe('80');
@@ -182,12 +184,78 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     // The first process died mid-write: after its claim runs out, the deal is taken again.
     const later = new Date(clock.now() + 61_000);
     const again = await claimDueDeals(deps.db, { crm: 'hubspot', now: later, until: later, limit: 100 });
-    expect(again.map((d) => d.dealId)).toContain(dealId);
+    expect(again.find((d) => d.dealId === dealId)).toMatchObject({ recovered: true });
+    expect(first.find((d) => d.dealId === dealId)).toMatchObject({ recovered: false });
+    // Leave nothing claimed for the tests after this one.
+    for (const d of again)
+      await settleDeal(deps.db, { crm: 'hubspot', dealId: d.dealId, callId: d.newestCallId, now: later });
+  });
+
+  it('a process that died mid-write: the next one reads the deal and writes only what is not there', async () => {
+    const [landed, lost] = [freshDeal('Landed'), freshDeal('Lost')];
+    const claimMs = 5 * 60_000;
+    // The dead process recorded both calls, claimed both deals, and got one write out.
+    for (const [dealId, score] of [
+      [landed, 61],
+      [lost, 62],
+    ] as const) {
+      const w = written(dealId, '2026-09-01T09:00:00Z', score);
+      await recordDealCall(deps.db, {
+        crm: 'hubspot',
+        dealId,
+        facts: {
+          callId: w.call.id,
+          startedAt: Date.parse(w.call.created_at),
+          overallScore: score,
+          objectionsDetected: 1,
+          objectionsHandled: 0,
+          nextSteps: [],
+        },
+        now: new Date(clock.now()),
+      });
+    }
+    const now = new Date(clock.now());
+    const claimed = await claimDueDeals(deps.db, {
+      crm: 'hubspot',
+      now,
+      until: new Date(+now + claimMs),
+      limit: 100,
+    });
+    expect(claimed.map((d) => d.dealId).sort()).toEqual([landed, lost].sort());
+    await crm.updateDeals([
+      {
+        dealId: landed,
+        properties: {
+          crmsync_last_call_date: '2026-09-01',
+          crmsync_last_call_score: 61,
+          crmsync_average_score: 61,
+          crmsync_open_objections: 1,
+          crmsync_last_next_step: null,
+        },
+      },
+    ]);
+    hs.state.requests.clear();
+
+    // Before its claim runs out nobody touches the deals; after, the next process reads them.
+    expect(await flushDueDeals(deps)).toBe(0);
+    await clock.advance(claimMs + 1);
+    expect(await flushDueDeals(deps)).toBe(1);
+    expect(hs.state.requests.byPath()).toEqual({
+      'POST /crm/v3/objects/deals/batch/read': 1,
+      [UPDATE]: 1,
+    });
+    expect(deal(lost).crmsync_last_call_score).toBe('62');
+    for (const dealId of [landed, lost]) {
+      expect(await getDealLedger(deps.db, 'hubspot', dealId)).toMatchObject({
+        writtenValues: expect.objectContaining({ crmsync_last_call_score: dealId === landed ? 61 : 62 }),
+        lastError: null,
+      });
+    }
   });
 
   it('records and writes nothing while the section is off', async () => {
     const off = { ...deps, mapping: { ...mapping, deal: { ...mapping.deal!, enabled: false } } };
-    const dealId = deals[6] ?? deals[0]!;
+    const dealId = freshDeal('Off');
     const before = await getDealLedger(deps.db, 'hubspot', dealId);
     await syncDealSignals(off, [written(dealId, '2027-01-01T09:00:00Z', 10)]);
     expect(await getDealLedger(deps.db, 'hubspot', dealId)).toEqual(before);

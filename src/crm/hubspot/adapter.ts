@@ -20,7 +20,7 @@ import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
 import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
 import { findWrittenCalls } from './written.js';
-import { updateDeals } from './deals.js';
+import { readDeals, updateDeals } from './deals.js';
 
 export interface HubSpotAdapterDeps {
   /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
@@ -140,6 +140,10 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
 
     updateDeals(writes) {
       return updateDeals(run, writes, props);
+    },
+
+    readDeals(dealIds, fields) {
+      return readDeals(run, dealIds, fields);
     },
 
     async checkCredentials() {

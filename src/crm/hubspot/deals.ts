@@ -1,5 +1,6 @@
 import { CrmRejectedError } from '../errors.js';
 import type { DealWrite, WriteResult } from '../types.js';
+import { readObjects } from './batchReads.js';
 import type { Runner } from './runner.js';
 import type { WriteValue } from './values.js';
 import { BATCH_SIZE } from './writeback.js';
@@ -49,4 +50,14 @@ export async function updateDeals(
     (w) =>
       results.get(w.dealId) ?? { key: w.dealId, ok: false, error: new Error(`no result for ${w.dealId}`) },
   );
+}
+
+/** Deals' current values of `properties`, in batch reads of 100. */
+export async function readDeals(
+  run: Runner,
+  dealIds: string[],
+  properties: string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  const found = await readObjects(run, 'deals', dealIds, properties);
+  return new Map([...found].map(([id, o]) => [id, o.properties]));
 }

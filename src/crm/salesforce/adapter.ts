@@ -14,7 +14,7 @@ import { verifySalesforceSetup } from './setup.js';
 import { ControlledTransport, proxyResolver } from './transport.js';
 import { KnownKeys, upsertActivities, upsertFollowups, type KeyFields } from './writes.js';
 import { findWrittenCalls } from './written.js';
-import { updateDeals } from './deals.js';
+import { readDeals, updateDeals } from './deals.js';
 
 export interface SalesforceAdapterDeps {
   config: SalesforceConfig;
@@ -123,6 +123,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
     upsertActivities: (writes) => upsertActivities(ctx, writes, keys, known),
     upsertFollowups: (writes) => upsertFollowups(ctx, writes, keys, known),
     updateDeals: (writes) => updateDeals(ctx, writes),
+    readDeals: (dealIds, fields) => readDeals(ctx, dealIds, fields),
     // The `limits` resource: one small read any integration user may make (doctor starts with it).
     checkCredentials: async () => {
       await call('limits', () => conn.limits());

@@ -1,9 +1,11 @@
 import type { SaveResult } from 'jsforce';
 import { CrmRejectedError } from '../errors.js';
 import type { DealWrite, WriteResult } from '../types.js';
-import type { SalesforceContext } from './context.js';
+import { queryRecords, type SalesforceContext } from './context.js';
 import { fitToFields } from './describe.js';
 import { recordFailure, type RecordError } from './errors.js';
+import { soqlField, soqlString } from './soql.js';
+import { packTerms } from './soqlBatch.js';
 import { MAX_RECORDS_PER_REQUEST } from './writes.js';
 
 type RawResult = SaveResult & { errors?: RecordError[] };
@@ -40,4 +42,27 @@ export async function updateDeals(ctx: SalesforceContext, writes: DealWrite[]): 
     });
   }
   return writes.map((w) => results.get(w.dealId)!);
+}
+
+/** Opportunities' current values of `fields`: `SELECT ... WHERE Id IN (...)`, packed like every batched SOQL. */
+export async function readDeals(
+  ctx: SalesforceContext,
+  dealIds: string[],
+  fields: string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  const select = ['Id', ...fields.map(soqlField)].join(', ');
+  const soql = (terms: string) => `SELECT ${select} FROM Opportunity WHERE Id IN (${terms})`;
+  const terms = [...new Set(dealIds)].map((id) => ({ key: id, term: soqlString(id) }));
+  const out = new Map<string, Record<string, unknown>>();
+  for (const chunk of packTerms(terms, { soql, joiner: ', ' })) {
+    const rows = await queryRecords(ctx, 'read Opportunity', soql(chunk.map((t) => t.term).join(', ')));
+    for (const row of rows) {
+      // Salesforce answers with its own spelling of each field name; hand back the asked one.
+      const byLower = new Map(Object.entries(row).map(([k, v]) => [k.toLowerCase(), v as unknown]));
+      const asked =
+        chunk.find((t) => t.key.slice(0, 15) === String(row.Id).slice(0, 15))?.key ?? String(row.Id);
+      out.set(asked, Object.fromEntries(fields.map((f) => [f, byLower.get(f.toLowerCase()) ?? null])));
+    }
+  }
+  return out;
 }
