@@ -6,7 +6,7 @@
  * passing reason stays due and goes with the next batch. Nothing here fails a call's write-back.
  */
 import { CrmAuthError, CrmError } from '../crm/errors.js';
-import type { DealWrite } from '../crm/types.js';
+import type { DealWrite, WriteResult } from '../crm/types.js';
 import { dealCallFacts, newestFirst } from '../deals/aggregate.js';
 import { showsValues } from '../deals/compare.js';
 import { buildDealWrite, dealTarget } from '../mapping/index.js';
@@ -14,10 +14,11 @@ import type { Analysis, Call } from '../service/types.js';
 import {
   claimDueDeals,
   listDealCalls,
-  recordDealCall,
+  recordDealCalls,
   releaseDeal,
-  settleDeal,
+  settleDeals,
   type ClaimedDeal,
+  type Settled,
 } from '../store/dealSignalRepo.js';
 import type { PipelineDeps } from './deps.js';
 
@@ -41,12 +42,11 @@ export interface CallOnDeal {
 export async function syncDealSignals(deps: DealDeps, written: CallOnDeal[]): Promise<void> {
   if (!dealTarget(deps.mapping)) return;
   try {
-    const now = new Date(deps.clock.now());
-    for (const w of written) {
+    const calls = written.flatMap((w) => {
       const facts = dealCallFacts(w.call, w.analysis);
-      if (!w.dealId || !facts) continue;
-      await recordDealCall(deps.db, { crm: deps.crmName, dealId: w.dealId, facts, now });
-    }
+      return w.dealId && facts ? [{ dealId: w.dealId, facts }] : [];
+    });
+    await recordDealCalls(deps.db, { crm: deps.crmName, calls, now: new Date(deps.clock.now()) });
   } catch (err) {
     deps.logger.warn({ err: (err as Error).message }, 'calls not recorded on their deals');
   }
@@ -90,11 +90,17 @@ interface Planned {
 
 async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<number> {
   const { db, crmName: crm } = deps;
-  const now = () => new Date(deps.clock.now());
+  const settled: Settled[] = [];
   let planned: Planned[] = [];
+  const callsOf = await listDealCalls(
+    db,
+    crm,
+    claimed.map((d) => d.dealId),
+  );
   for (const deal of claimed) {
+    const calls = callsOf.get(deal.dealId) ?? [];
+    const callId = newestFirst(calls)[0]?.callId ?? deal.newestCallId;
     try {
-      const calls = await listDealCalls(db, crm, deal.dealId);
       const warnings: string[] = [];
       const write = await buildDealWrite(deps.mapping, {
         dealId: deal.dealId,
@@ -103,57 +109,61 @@ async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<numbe
         warnings,
       });
       if (warnings.length > 0) deps.logger.warn({ dealId: deal.dealId, warnings }, 'deal field left out');
-      const callId = newestFirst(calls)[0]?.callId ?? deal.newestCallId;
-      if (sameValues(deal.writtenValues, write.properties)) {
-        // Nothing the deal shows would change: the newer call is covered without a request.
-        await settleDeal(db, { crm, dealId: deal.dealId, callId, now: now() });
-      } else {
-        planned.push({ deal, callId, write });
-      }
+      // Nothing the deal shows would change: the newer call is covered without a request.
+      if (sameValues(deal.writtenValues, write.properties)) settled.push({ dealId: deal.dealId, callId });
+      else planned.push({ deal, callId, write });
     } catch (err) {
       // A mapping that fails on this deal fails the same way on a retry: settled, with the reason.
       const error = (err as Error).message;
-      await settleDeal(db, { crm, dealId: deal.dealId, callId: deal.newestCallId, error, now: now() });
+      settled.push({ dealId: deal.dealId, callId, error });
       deps.logger.warn({ dealId: deal.dealId, err: error }, 'deal signals could not be mapped');
     }
   }
-  planned = await adoptRecovered(deps, planned);
-  if (planned.length === 0) return 0;
-  let results;
-  try {
-    results = new Map((await deps.crm.updateDeals(planned.map((p) => p.write))).map((r) => [r.key, r]));
-  } catch (err) {
-    results = new Map<string, { ok: false; error: Error }>(
-      planned.map((p) => [p.write.dealId, { ok: false, error: err as Error }]),
-    );
-  }
+  const adopted = await adoptRecovered(deps, planned);
+  planned = adopted.rest;
+  settled.push(...adopted.settled);
+  const results = planned.length > 0 ? await updateAll(deps, planned) : new Map<string, WriteResult>();
   for (const p of planned) {
-    const result = results.get(p.write.dealId);
     const dealId = p.write.dealId;
+    const result = results.get(dealId);
     if (result?.ok) {
-      await settleDeal(db, { crm, dealId, callId: p.callId, values: p.write.properties, now: now() });
+      settled.push({ dealId, callId: p.callId, values: p.write.properties });
       continue;
     }
     const error = result ? result.error : new Error(`no result for deal ${dealId}`);
+    deps.logger.warn({ dealId, err: error.message }, 'deal signals not written');
     if (error instanceof CrmError && !error.retryable && !(error instanceof CrmAuthError)) {
       // Refused (the deal is gone, a field is missing): retrying the same write would be refused
       // again, so the deal waits for its next newer call. `doctor` shows a missing field.
-      await settleDeal(db, { crm, dealId, callId: p.callId, error: error.message, now: now() });
+      settled.push({ dealId, callId: p.callId, error: error.message });
     } else {
-      await releaseDeal(db, { crm, dealId, error: error.message, now: now() });
+      await releaseDeal(db, { crm, dealId, error: error.message, now: new Date(deps.clock.now()) });
     }
-    deps.logger.warn({ dealId, err: error.message }, 'deal signals not written');
   }
+  await settleDeals(db, { crm, deals: settled, now: new Date(deps.clock.now()) });
   return planned.length;
+}
+
+/** One batch update; a whole-request failure is every deal's result. */
+async function updateAll(deps: DealDeps, planned: Planned[]): Promise<Map<string, WriteResult>> {
+  try {
+    return new Map((await deps.crm.updateDeals(planned.map((p) => p.write))).map((r) => [r.key, r]));
+  } catch (err) {
+    const error = err instanceof Error ? err : new Error(String(err));
+    return new Map(planned.map((p) => [p.write.dealId, { key: p.write.dealId, ok: false, error }]));
+  }
 }
 
 /**
  * A deal whose last claimant died mid-write may already show the values: the CRM is asked (one
- * batched read), and a deal that does is settled without writing it again. Returns the rest.
+ * batched read), and a deal that does is settled without writing it again.
  */
-async function adoptRecovered(deps: DealDeps, planned: Planned[]): Promise<Planned[]> {
+async function adoptRecovered(
+  deps: DealDeps,
+  planned: Planned[],
+): Promise<{ rest: Planned[]; settled: Settled[] }> {
   const recovered = planned.filter((p) => p.deal.recovered);
-  if (recovered.length === 0) return planned;
+  if (recovered.length === 0) return { rest: planned, settled: [] };
   let shown: Map<string, Record<string, unknown>>;
   try {
     const fields = [...new Set(recovered.flatMap((p) => Object.keys(p.write.properties)))];
@@ -162,24 +172,19 @@ async function adoptRecovered(deps: DealDeps, planned: Planned[]): Promise<Plann
       fields,
     );
   } catch {
-    return planned; // Not knowing, the write goes out: it sets the same values again.
+    return { rest: planned, settled: [] }; // Not knowing, the write goes out: the same values again.
   }
   const rest: Planned[] = [];
+  const settled: Settled[] = [];
   for (const p of planned) {
-    const current = shown.get(p.write.dealId);
-    if (!p.deal.recovered || !current || !showsValues(current, p.write.properties)) {
+    const current = p.deal.recovered ? shown.get(p.write.dealId) : undefined;
+    if (current && showsValues(current, p.write.properties)) {
+      settled.push({ dealId: p.write.dealId, callId: p.callId, values: p.write.properties });
+    } else {
       rest.push(p);
-      continue;
     }
-    await settleDeal(deps.db, {
-      crm: deps.crmName,
-      dealId: p.write.dealId,
-      callId: p.callId,
-      values: p.write.properties,
-      now: new Date(deps.clock.now()),
-    });
   }
-  return rest;
+  return { rest, settled };
 }
 
 /** Whether the ledger's values are these (same keys, same values). */

@@ -3,9 +3,11 @@
  * call seen and the ledger of what was last written to the CRM (deal_signal). A deal is due a
  * write while its newest call is not the one its last write covered; only a newer call moves the
  * newest, so a call replayed or delivered late never makes a deal due (src/deals/aggregate.ts).
+ * Each function is a fixed number of statements per batch: this runs in the write-back's path.
  */
 import type { CrmName } from '../crm/types.js';
-import type { DealCallFacts } from '../deals/aggregate.js';
+import { isNewer, type DealCallFacts } from '../deals/aggregate.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { inTransaction, type Db } from './database.js';
 
 /** A deal claimed for writing: the newest call it had when claimed, and what was last written. */
@@ -26,45 +28,70 @@ export interface DealLedgerRow {
   lastError: string | null;
 }
 
+export interface CallOnDealFacts {
+  dealId: string;
+  facts: DealCallFacts;
+}
+
 /**
- * Records a synced call on its deal; returns whether it is now the deal's newest call (the deal is
- * then due a write). Recording the same call again only refreshes its facts.
+ * Records synced calls on their deals, in one transaction of two statements whatever the batch
+ * size (the write-back hot path). Recording a call again only refreshes its facts; a deal's newest
+ * call moves only to a newer one, so a late or replayed call never makes its deal due.
  */
-export async function recordDealCall(
+export async function recordDealCalls(
   db: Db,
-  input: { crm: CrmName; dealId: string; facts: DealCallFacts; now: Date },
-): Promise<boolean> {
-  const { crm, dealId, facts, now } = input;
-  const startedAt = new Date(facts.startedAt);
-  return inTransaction(db, async (tx) => {
-    await tx.dealCall.upsert({
-      where: { crm_callId: { crm, callId: facts.callId } },
-      create: { crm, callId: facts.callId, dealId, ...factColumns(facts), recordedAt: now },
-      update: { dealId, ...factColumns(facts), recordedAt: now },
-    });
+  input: { crm: CrmName; calls: CallOnDealFacts[]; now: Date },
+): Promise<void> {
+  const { crm, now } = input;
+  // One row per call (the last copy wins), and per deal only its newest call of this batch: a
+  // multi-row upsert may not touch one row twice.
+  const calls = [...new Map(input.calls.map((c) => [c.facts.callId, c])).values()];
+  if (calls.length === 0) return;
+  const newest = new Map<string, DealCallFacts>();
+  for (const { dealId, facts } of calls) {
+    const held = newest.get(dealId);
+    if (!held || isNewer(facts, held)) newest.set(dealId, facts);
+  }
+  await inTransaction(db, async (tx) => {
+    await tx.$executeRaw`
+      INSERT INTO deal_call (crm, call_id, deal_id, started_at, overall_score, objections_detected,
+                             objections_handled, next_steps, recorded_at)
+      VALUES ${Prisma.join(
+        calls.map(
+          ({ dealId, facts: f }) => Prisma.sql`(${crm}, ${f.callId}, ${dealId}, ${new Date(f.startedAt)},
+            ${f.overallScore}::float8, ${f.objectionsDetected}::int, ${f.objectionsHandled}::int,
+            ${f.nextSteps}::text[], ${now})`,
+        ),
+      )}
+      ON CONFLICT (crm, call_id) DO UPDATE SET
+        deal_id = EXCLUDED.deal_id, started_at = EXCLUDED.started_at,
+        overall_score = EXCLUDED.overall_score, objections_detected = EXCLUDED.objections_detected,
+        objections_handled = EXCLUDED.objections_handled, next_steps = EXCLUDED.next_steps,
+        recorded_at = EXCLUDED.recorded_at`;
     // The row comparison keeps the newest by (start, call id) whatever order calls arrive in, and
     // is one statement, so two processes recording calls of one deal cannot both win.
-    const moved = await tx.$executeRaw`
+    await tx.$executeRaw`
       INSERT INTO deal_signal (crm, deal_id, newest_call_id, newest_started_at, updated_at)
-      VALUES (${crm}, ${dealId}, ${facts.callId}, ${startedAt}, ${now})
+      VALUES ${Prisma.join(
+        [...newest].map(
+          ([dealId, f]) => Prisma.sql`(${crm}, ${dealId}, ${f.callId}, ${new Date(f.startedAt)}, ${now})`,
+        ),
+      )}
       ON CONFLICT (crm, deal_id) DO UPDATE
         SET newest_call_id = EXCLUDED.newest_call_id,
             newest_started_at = EXCLUDED.newest_started_at,
             updated_at = EXCLUDED.updated_at
         WHERE (deal_signal.newest_started_at, deal_signal.newest_call_id)
             < (EXCLUDED.newest_started_at, EXCLUDED.newest_call_id)`;
-    return moved > 0;
   });
 }
 
-function factColumns(facts: DealCallFacts) {
-  return {
-    startedAt: new Date(facts.startedAt),
-    overallScore: facts.overallScore,
-    objectionsDetected: facts.objectionsDetected,
-    objectionsHandled: facts.objectionsHandled,
-    nextSteps: facts.nextSteps,
-  };
+/** recordDealCalls for one call. */
+export function recordDealCall(
+  db: Db,
+  input: { crm: CrmName; dealId: string; facts: DealCallFacts; now: Date },
+): Promise<void> {
+  return recordDealCalls(db, { crm: input.crm, calls: [input], now: input.now });
 }
 
 /**
@@ -103,44 +130,65 @@ export async function claimDueDeals(
   }));
 }
 
-/** Every call recorded on a deal. */
-export async function listDealCalls(db: Db, crm: CrmName, dealId: string): Promise<DealCallFacts[]> {
-  const rows = await db.dealCall.findMany({ where: { crm, dealId } });
-  return rows.map((r) => ({
-    callId: r.callId,
-    startedAt: r.startedAt.getTime(),
-    overallScore: r.overallScore,
-    objectionsDetected: r.objectionsDetected,
-    objectionsHandled: r.objectionsHandled,
-    nextSteps: r.nextSteps,
-  }));
+/** Every call recorded on each of these deals, by deal id (one query). */
+export async function listDealCalls(
+  db: Db,
+  crm: CrmName,
+  dealIds: string[],
+): Promise<Map<string, DealCallFacts[]>> {
+  const out = new Map<string, DealCallFacts[]>(dealIds.map((id) => [id, []]));
+  if (dealIds.length === 0) return out;
+  const rows = await db.dealCall.findMany({ where: { crm, dealId: { in: dealIds } } });
+  for (const r of rows) {
+    out.get(r.dealId)?.push({
+      callId: r.callId,
+      startedAt: r.startedAt.getTime(),
+      overallScore: r.overallScore,
+      objectionsDetected: r.objectionsDetected,
+      objectionsHandled: r.objectionsHandled,
+      nextSteps: r.nextSteps,
+    });
+  }
+  return out;
 }
 
 /**
- * Ends a claim: the deal's write covered `callId` (written, found unchanged, or refused for good),
- * so it is not due again until a newer call arrives. `values` replaces the ledger's when given.
+ * How a claim ends when the deal's write covered `callId` (written, found unchanged, or refused
+ * for good): it is not due again until a newer call arrives. `values` replaces the ledger's.
  */
-export async function settleDeal(
+export interface Settled {
+  dealId: string;
+  callId: string;
+  values?: Record<string, unknown> | undefined;
+  error?: string | undefined;
+}
+
+/** Ends these claims in one statement. */
+export async function settleDeals(
   db: Db,
-  input: {
-    crm: CrmName;
-    dealId: string;
-    callId: string;
-    values?: Record<string, unknown> | undefined;
-    error?: string | undefined;
-    now: Date;
-  },
+  input: { crm: CrmName; deals: Settled[]; now: Date },
 ): Promise<void> {
-  await db.dealSignal.update({
-    where: { crm_dealId: { crm: input.crm, dealId: input.dealId } },
-    data: {
-      writtenCallId: input.callId,
-      ...(input.values ? { writtenValues: input.values as object, writtenAt: input.now } : {}),
-      claimedUntil: null,
-      lastError: input.error ?? null,
-      updatedAt: input.now,
-    },
-  });
+  if (input.deals.length === 0) return;
+  const { crm, now } = input;
+  const rows = input.deals.map(
+    (d) => Prisma.sql`(${d.dealId}::text, ${d.callId}::text,
+      ${d.values ? JSON.stringify(d.values) : null}::jsonb, ${d.error ?? null}::text)`,
+  );
+  await db.$executeRaw`
+    UPDATE deal_signal d SET
+      written_call_id = v.call_id,
+      written_values = COALESCE(v.vals, d.written_values),
+      written_at = CASE WHEN v.vals IS NULL THEN d.written_at ELSE ${now} END,
+      claimed_until = NULL,
+      last_error = v.err,
+      updated_at = ${now}
+    FROM (VALUES ${Prisma.join(rows)}) AS v(deal_id, call_id, vals, err)
+    WHERE d.crm = ${crm} AND d.deal_id = v.deal_id`;
+}
+
+/** settleDeals for one deal. */
+export function settleDeal(db: Db, input: Settled & { crm: CrmName; now: Date }): Promise<void> {
+  return settleDeals(db, { crm: input.crm, deals: [input], now: input.now });
 }
 
 /** Ends a claim without a write (a failure worth retrying): the deal stays due. */
