@@ -3,7 +3,8 @@
  * the deals a newer call made due are written in one batch update through the CRM adapter (its
  * gate and budget), each exactly once per change. The ledger (deal_signal) says what each deal
  * last got, so a restart neither rewrites a deal nor skips one; a deal whose write failed for a
- * passing reason stays due and goes with the next batch. Nothing here fails a call's write-back.
+ * passing reason stays due and goes with the next batch or housekeeping pass. Nothing here fails
+ * a call's write-back.
  */
 import { CrmAuthError, CrmError } from '../crm/errors.js';
 import type { DealWrite, WriteResult } from '../crm/types.js';
@@ -110,8 +111,11 @@ async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<numbe
       });
       if (warnings.length > 0) deps.logger.warn({ dealId: deal.dealId, warnings }, 'deal field left out');
       // Nothing the deal shows would change: the newer call is covered without a request.
-      if (sameValues(deal.writtenValues, write.properties)) settled.push({ dealId: deal.dealId, callId });
-      else planned.push({ deal, callId, write });
+      if (deal.writtenValues && showsValues(deal.writtenValues, write.properties)) {
+        settled.push({ dealId: deal.dealId, callId });
+      } else {
+        planned.push({ deal, callId, write });
+      }
     } catch (err) {
       // A mapping that fails on this deal fails the same way on a retry: settled, with the reason.
       const error = (err as Error).message;
@@ -185,12 +189,4 @@ async function adoptRecovered(
     }
   }
   return { rest, settled };
-}
-
-/** Whether the ledger's values are these (same keys, same values). */
-function sameValues(ledger: Record<string, unknown> | null, values: DealWrite['properties']): boolean {
-  if (!ledger) return false;
-  const keys = Object.keys(values);
-  if (Object.keys(ledger).length !== keys.length) return false;
-  return keys.every((k) => ledger[k] === values[k]);
 }
