@@ -69,7 +69,8 @@ export async function recordDealCalls(
         objections_handled = EXCLUDED.objections_handled, next_steps = EXCLUDED.next_steps,
         recorded_at = EXCLUDED.recorded_at`;
     // The row comparison keeps the newest by (start, call id) whatever order calls arrive in, and
-    // is one statement, so two processes recording calls of one deal cannot both win.
+    // is one statement, so two processes recording calls of one deal cannot both win. Ids compare
+    // byte-wise (COLLATE "C"), as isNewer compares them, whatever the database's collation.
     await tx.$executeRaw`
       INSERT INTO deal_signal (crm, deal_id, newest_call_id, newest_started_at, updated_at)
       VALUES ${Prisma.join(
@@ -81,8 +82,8 @@ export async function recordDealCalls(
         SET newest_call_id = EXCLUDED.newest_call_id,
             newest_started_at = EXCLUDED.newest_started_at,
             updated_at = EXCLUDED.updated_at
-        WHERE (deal_signal.newest_started_at, deal_signal.newest_call_id)
-            < (EXCLUDED.newest_started_at, EXCLUDED.newest_call_id)`;
+        WHERE (deal_signal.newest_started_at, deal_signal.newest_call_id COLLATE "C")
+            < (EXCLUDED.newest_started_at, EXCLUDED.newest_call_id COLLATE "C")`;
   });
 }
 

@@ -153,6 +153,30 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     expect(deal(dealId)).toMatchObject({ crmsync_last_call_score: '50', crmsync_average_score: '50' });
   });
 
+  it('calls that started at the same moment: the database and the aggregation agree on the newest', async () => {
+    const dealId = freshDeal('Tie');
+    const at = '2026-10-01T09:00:00Z';
+    if (kind === 'postgres') {
+      // A database whose text sorts by a locale (PGlite and the CI database sort byte-wise).
+      const [icu] = await deps.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_collation WHERE collname = 'und-x-icu'`;
+      if (icu?.n) {
+        await deps.db.$executeRawUnsafe(
+          'ALTER TABLE deal_signal ALTER COLUMN newest_call_id TYPE text COLLATE "und-x-icu"',
+        );
+      }
+    }
+    // Upper case sorts before lower case byte-wise, after it in most locales' collations.
+    const ids = ['call_tie_a', 'call_tie_B'];
+    for (const [i, id] of ids.entries()) {
+      const w = written(dealId, at, 40 + i);
+      await syncDealSignals(deps, [{ ...w, call: { ...w.call, id } }]);
+    }
+    const ledger = await getDealLedger(deps.db, 'hubspot', dealId);
+    expect(ledger).toMatchObject({ newestCallId: 'call_tie_a', writtenCallId: 'call_tie_a' });
+    expect(await flushDueDeals(deps)).toBe(0);
+  });
+
   it('a call without a deal is not recorded', async () => {
     const before = await deps.db.dealCall.count();
     await syncDealSignals(deps, [written(undefined, '2026-08-01T09:00:00Z', 50)]);
