@@ -46,6 +46,8 @@ export interface Metrics {
   readonly callsRequeued: Counter<'state'>;
   /** 1 while the CRM accepts the worker's credentials, 0 while it rejects them. */
   readonly crmCredentialsOk: Gauge<'crm'>;
+  /** Deals due a deal-signal write, by how it ended (src/pipelines/dealSignals.ts). */
+  readonly dealSignalWrites: Counter<'outcome'>;
   setBudgetStatsSource(fn: BudgetStatsSource | null): void;
   setJobQueueDepthSource(fn: JobQueueDepthSource | null): void;
   setSyncCallsSource(fn: SyncCallsSource | null): void;
@@ -153,6 +155,12 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       name: 'crmsync_crm_credentials_ok',
       help: 'Whether the CRM accepts the configured credentials (1) or rejects them (0)',
       labelNames: ['crm'] as const,
+      registers,
+    }),
+    dealSignalWrites: new Counter({
+      name: 'crmsync_deal_signal_writes_total',
+      help: 'Deals due a deal-signal write, by outcome: written | unchanged (no request) | retry | refused',
+      labelNames: ['outcome'] as const,
       registers,
     }),
     setBudgetStatsSource: (fn) => {

@@ -30,7 +30,10 @@ const CLAIM_MS = 5 * 60_000;
 /** Rounds per flush, so one batch's hook cannot run on without end. */
 const MAX_ROUNDS = 5;
 
-export type DealDeps = Pick<PipelineDeps, 'db' | 'crmName' | 'crm' | 'mapping' | 'clock' | 'logger'>;
+export type DealDeps = Pick<
+  PipelineDeps,
+  'db' | 'crmName' | 'crm' | 'mapping' | 'clock' | 'logger' | 'metrics'
+>;
 
 /** A call whose activity is in the CRM, with the deal it was written on. */
 export interface CallOnDeal {
@@ -126,6 +129,7 @@ async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<numbe
   const adopted = await adoptRecovered(deps, planned);
   planned = adopted.rest;
   settled.push(...adopted.settled);
+  const adoptedIds = new Set(adopted.settled.map((d) => d.dealId));
   const results = planned.length > 0 ? await updateAll(deps, planned) : new Map<string, WriteResult>();
   for (const p of planned) {
     const dealId = p.write.dealId;
@@ -142,9 +146,14 @@ async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<numbe
       settled.push({ dealId, callId: p.callId, error: error.message });
     } else {
       await releaseDeal(db, { crm, dealId, error: error.message, now: new Date(deps.clock.now()) });
+      deps.metrics.dealSignalWrites.inc({ outcome: 'retry' });
     }
   }
   await settleDeals(db, { crm, deals: settled, now: new Date(deps.clock.now()) });
+  for (const d of settled) {
+    const outcome = d.error ? 'refused' : d.values && !adoptedIds.has(d.dealId) ? 'written' : 'unchanged';
+    deps.metrics.dealSignalWrites.inc({ outcome });
+  }
   return planned.length;
 }
 

@@ -120,7 +120,9 @@ describe('docs/install.md', () => {
   it('lists every Salesforce field the default mapping needs, with its type and External ID flag', () => {
     const rows = new Map(
       [
-        ...guide.matchAll(/^\| (Task|EmailMessage) \| [^|]+ \| `(\w+)` \| ([^|]+) \| (\*\*yes\*\*|no) \|/gm),
+        ...guide.matchAll(
+          /^\| (Task|EmailMessage|Opportunity) \| [^|]+ \| `(\w+)` \| ([^|]+) \| (\*\*yes\*\*|no) \|/gm,
+        ),
       ].map(([, object, name, type, externalId]) => [
         `${object}.${name}`,
         { type: type!.trim(), externalId: externalId !== 'no' },
@@ -132,7 +134,8 @@ describe('docs/install.md', () => {
     for (const field of required) {
       const row = rows.get(`${field.object}.${field.name}`);
       expect(row, `${field.object}.${field.name}`).toBeDefined();
-      expect(row?.type).toBe(field.type === 'number' ? 'Number(16, 2)' : 'Text(255)');
+      const types = { number: 'Number(16, 2)', date: 'Date' } as Record<string, string>;
+      expect(row?.type).toBe(types[field.type] ?? 'Text(255)');
       expect(row?.externalId, `${field.object}.${field.name} External ID`).toBe(field.unique === true);
     }
   });

@@ -40,6 +40,7 @@ describe('createMetrics', () => {
     m.webhooksReceived.inc({ type: 'call.started' });
     m.callsRequeued.inc({ state: 'discovered' });
     m.crmCredentialsOk.set({ crm: 'hubspot' }, 0);
+    m.dealSignalWrites.inc({ outcome: 'written' });
     const text = await m.render();
     for (const line of [
       'crmsync_service_requests_total{endpoint="getCall",status="200"} 1',
@@ -49,6 +50,7 @@ describe('createMetrics', () => {
       'crmsync_webhooks_received_total{type="call.started"} 1',
       'crmsync_calls_requeued_total{state="discovered"} 1',
       'crmsync_crm_credentials_ok{crm="hubspot"} 0',
+      'crmsync_deal_signal_writes_total{outcome="written"} 1',
       'crmsync_webhook_rejections_total{reason="too_large"} 0',
       '# TYPE crmsync_budget_used_today gauge',
       '# TYPE crmsync_job_queue_depth gauge',

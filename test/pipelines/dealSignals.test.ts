@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CrmAdapter } from '../../src/crm/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { loadMappings } from '../../src/mapping/index.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { flushDueDeals, syncDealSignals, type DealDeps } from '../../src/pipelines/dealSignals.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { Analysis, Call } from '../../src/service/types.js';
@@ -44,6 +45,11 @@ function written(dealId: string | undefined, startedAt: string, score: number, s
 }
 
 const deal = (id: string) => hs.state.store.objects.deals.get(id)!.properties;
+/** crmsync_deal_signal_writes_total{outcome} of these deps. */
+async function outcomes(deps: DealDeps): Promise<Record<string, number>> {
+  const { values } = await deps.metrics.dealSignalWrites.get();
+  return Object.fromEntries(values.map((v) => [String(v.labels.outcome), v.value]));
+}
 /** A deal of its own for one test. */
 const freshDeal = (name: string) => hs.state.store.create('deals', { dealname: name }).id;
 
@@ -60,7 +66,15 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     hs.state.requests.clear();
     hs.state.faults.clear();
     clock = new FakeClock(T0);
-    deps = { db: current().db.prisma, crmName: 'hubspot', crm, mapping, clock, logger: silentLogger };
+    deps = {
+      db: current().db.prisma,
+      crmName: 'hubspot',
+      crm,
+      mapping,
+      clock,
+      logger: silentLogger,
+      metrics: createMetrics({ defaultMetrics: false }),
+    };
   });
 
   it('writes the newest call’s values once per newer call; an older call, late or replayed, writes nothing', async () => {
@@ -90,6 +104,7 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
       writtenCallId: newest.call.id,
       lastError: null,
     });
+    expect(await outcomes(deps)).toEqual({ written: 2 });
   });
 
   it('batches the deals of one write-back batch into one request', async () => {
@@ -110,6 +125,7 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     await syncDealSignals(deps, [{ ...same, analysis: { ...same.analysis, objections: [] } }]);
     expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(0);
     expect(await getDealLedger(deps.db, 'hubspot', dealId)).toMatchObject({ writtenCallId: same.call.id });
+    expect(await outcomes(deps)).toEqual({ written: 1, unchanged: 1 });
   });
 
   it('a failed write leaves the deal due; the next flush, or a restarted process, writes it once', async () => {
@@ -117,6 +133,7 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     hs.state.faults.add({ status: 503, match: '/deals/batch/update', count: 1 });
     await syncDealSignals(deps, [written(dealId, '2026-04-01T09:00:00Z', 55)]);
     expect(deal(dealId).crmsync_last_call_score).toBeUndefined();
+    expect(await outcomes(deps)).toEqual({ retry: 1 });
     expect(await getDealLedger(deps.db, 'hubspot', dealId)).toMatchObject({
       writtenCallId: null,
       lastError: expect.stringMatching(/503|unavailable|HubSpot/i),
@@ -139,6 +156,7 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     });
     expect(await flushDueDeals(deps)).toBe(0);
     expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(1);
+    expect(await outcomes(deps)).toEqual({ refused: 1 });
     // A newer call makes it due again.
     await syncDealSignals(deps, [written(gone, '2026-05-02T09:00:00Z', 60)]);
     expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(2);
