@@ -116,6 +116,18 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     expect(deal(deals[2]!).crmsync_last_call_score).toBe('60');
   });
 
+  it('a batch HubSpot refuses as a whole goes deal by deal, so one bad deal holds back no other', async () => {
+    const [good, other] = [freshDeal('Good'), freshDeal('Other')];
+    hs.state.faults.add({ status: 400, match: '/deals/batch/update', count: 1 });
+    await syncDealSignals(deps, [
+      written(good, '2026-02-02T09:00:00Z', 71),
+      written(other, '2026-02-02T09:00:00Z', 72),
+    ]);
+    expect(hs.state.requests.count('POST', '/deals/batch/update')).toBe(3);
+    expect(deal(good).crmsync_last_call_score).toBe('71');
+    expect(deal(other).crmsync_last_call_score).toBe('72');
+  });
+
   it('a newer call that changes nothing the deal shows costs no request', async () => {
     const dealId = deals[3]!;
     await syncDealSignals(deps, [written(dealId, '2026-03-01T09:00:00Z', 70)]);

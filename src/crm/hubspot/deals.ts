@@ -28,6 +28,15 @@ export async function updateDeals(
         ),
       );
     } catch (err) {
+      if (err instanceof CrmRejectedError && chunk.length > 1) {
+        // Refused as a whole (one deal's value, or a deal HubSpot will not name): each deal goes
+        // alone, so one bad deal does not hold back the others. Rare, so the extra requests are.
+        for (const w of chunk) {
+          const [alone] = await updateDeals(run, [w], toProperties);
+          results.set(w.dealId, alone!);
+        }
+        continue;
+      }
       for (const w of chunk) results.set(w.dealId, { key: w.dealId, ok: false, error: err as Error });
       continue;
     }
