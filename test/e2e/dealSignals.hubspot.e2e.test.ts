@@ -3,17 +3,22 @@
  * delivered out of order leave the deal showing the newest call's values, and a replayed older
  * call does not overwrite them (test/e2e/dealSignals.ts).
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
 import {
+  completeCall,
+  createCall,
   freePort,
   removeTempDirs,
   startWorkerProcess,
   stopWorker,
   tempDataDir,
+  waitFor,
+  waitWrittenBack,
   workerEnv,
+  type WorkerEnv,
   type WorkerProcess,
 } from './harness.js';
 import { hubspotCallEngagements, hubspotLinks } from './readback.js';
@@ -23,6 +28,7 @@ const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umb
 let svc: ServiceSandbox;
 let hs: HubSpotSandbox;
 let worker: WorkerProcess;
+let env: WorkerEnv;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -35,9 +41,8 @@ beforeAll(async () => {
     }),
     startHubSpotSandbox(),
   ]);
-  worker = await startWorkerProcess(
-    workerEnv(svc, { kind: 'hubspot', sandbox: hs }, { PORT: String(port), DATA_DIR: tempDataDir() }),
-  );
+  env = workerEnv(svc, { kind: 'hubspot', sandbox: hs }, { PORT: String(port), DATA_DIR: tempDataDir() });
+  worker = await startWorkerProcess(env);
 });
 
 afterAll(async () => {
@@ -49,6 +54,8 @@ afterAll(async () => {
 /** HubSpot sends every property value as text; an empty one is unset. */
 const num = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
 const text = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : String(v));
+
+const dealUpdates = () => hs.state.requests.count('POST', '/crm/v3/objects/deals/batch/update');
 
 describe('deal signals on HubSpot, end to end', () => {
   it('three calls on one deal delivered out of order leave the newest call’s values; a replayed older call does not overwrite them', async () => {
@@ -73,7 +80,7 @@ describe('deal signals on HubSpot, end to end', () => {
             lastNextStep: p.crmsync_last_next_step,
           };
         },
-        dealUpdates: () => hs.state.requests.count('POST', '/crm/v3/objects/deals/batch/update'),
+        dealUpdates,
       },
       (v: DealView) => ({
         lastCallDate: text(v.lastCallDate),
@@ -82,6 +89,24 @@ describe('deal signals on HubSpot, end to end', () => {
         openObjections: num(v.openObjections),
         lastNextStep: text(v.lastNextStep),
       }),
+    );
+  });
+
+  it('after a restart on the same database the deal is neither rewritten nor skipped', async () => {
+    const before = dealUpdates();
+    await stopWorker(worker);
+    worker = await startWorkerProcess(env);
+    // No deal is due after the restart (the start-up poll and housekeeping send nothing); the next
+    // newer call is written exactly once.
+    const next = await createCall(svc, DANA);
+    await completeCall(svc, next);
+    await waitWrittenBack(worker, [next]);
+    await waitFor('the deal to show the newer call', () => dealUpdates() >= before + 1);
+    expect(dealUpdates()).toBe(before + 1);
+    const [engagement] = hubspotCallEngagements(hs, next);
+    const dealId = hubspotLinks(hs, 'calls', engagement!.id).deals[0]!;
+    expect(hs.state.store.objects.deals.get(dealId)?.properties.crmsync_last_call_score).toBe(
+      String(svc.state.getCall(next)!.analysis!.scoring.overall),
     );
   });
 });
