@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { MatchDecision } from '../../src/crm/match/types.js';
+import { DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
 import { accessKeys } from '../../src/http/access.js';
 import { consoleRoutes } from '../../src/console/routes.js';
 import { adminRoutes } from '../../src/worker/adminRoutes.js';
@@ -65,6 +66,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
           clock,
           limits: { ratePerMinute: 60, burstPerSecond: 10, dailyCap: 100 },
           ledger: createDbSlotLedger({ db }),
+          drift: DEFAULT_DRIFT_THRESHOLDS,
         }),
       links: recordLinker({
         crm: 'salesforce',
