@@ -49,7 +49,8 @@ export async function readDriftFacts(
  * completed: its verified call.completed delivery, or the worker first finding it completed (or
  * processing) and moving it to awaiting_analysis, whichever came first. Calls with a verified
  * analysis.ready are left out: the Service did its part. Calls older than the worker's give-up
- * span are failed by then, so deliveries older than that are not read.
+ * span (plus an hour for the call itself) are failed by then, so neither they nor deliveries
+ * older than that are read.
  */
 async function awaitingAnalysisSince(db: Db, crm: CrmName, nowMs: number): Promise<Date[]> {
   const horizon = new Date(nowMs - ANALYSIS_GIVE_UP_MS - 3_600_000);
@@ -72,6 +73,7 @@ async function awaitingAnalysisSince(db: Db, crm: CrmName, nowMs: number): Promi
       WHERE s.crm = ${crm}
         AND s.state IN (${Prisma.join([...ACTIVE_SYNC_STATES])})
         AND s.call_status IS DISTINCT FROM 'analyzed'
+        AND (s.call_created_at IS NULL OR s.call_created_at >= ${horizon})
         AND NOT EXISTS (SELECT 1 FROM ready r WHERE r.call_id = s.call_id)
     ) x
     WHERE since IS NOT NULL
