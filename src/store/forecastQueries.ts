@@ -4,6 +4,7 @@
  */
 import type { CrmName } from '../crm/types.js';
 import type { Db } from './database.js';
+import { JOB_PRIORITY } from './jobQueue.js';
 
 /** Days of history the measurement looks back over (the current UTC day included). */
 export const HISTORY_DAYS = 7;
@@ -35,4 +36,15 @@ export async function requestHistory(
     }),
   ]);
   return { requests: used._sum.used ?? 0, calls: finished };
+}
+
+/**
+ * Jobs queued at the lowest (backfill) priority and due by `now`: the backlog a backfill ETA is
+ * about. Jobs set to run later (a call not yet analysed, looked at again in a while) are not
+ * backlog yet.
+ */
+export async function countDueBackfillJobs(db: Db, nowMs: number): Promise<number> {
+  return db.job.count({
+    where: { state: 'queued', priority: { lt: JOB_PRIORITY.writeback }, runAt: { lte: new Date(nowMs) } },
+  });
 }

@@ -22,7 +22,7 @@ import { readDriftFacts } from '../drift/facts.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { getCursor } from '../store/cursorRepo.js';
 import type { Db } from '../store/database.js';
-import { requestHistory } from '../store/forecastQueries.js';
+import { countDueBackfillJobs, requestHistory } from '../store/forecastQueries.js';
 import { countHeldJobs, countJobs } from '../store/jobAdmin.js';
 import { recentSkips } from '../store/syncEventRepo.js';
 import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatusRepo.js';
@@ -66,8 +66,9 @@ export interface StatusSnapshot {
     /** When the daily cap runs out at the last minute's pace (src/budget/forecast.ts). */
     dailyCap: { kind: CapProjection['kind']; at: string | null };
     /**
-     * When the calls queued at backfill priority would be synced, at the plan's rate and daily
-     * cap less the live reserve; null when none are queued (or the reserves were not given).
+     * When the jobs due at backfill priority (store/forecastQueries.ts) would be done, at the
+     * plan's rate and daily cap less the live reserve; null when none are due (or the reserves
+     * were not given).
      */
     backfill: {
       queuedCalls: number;
@@ -107,10 +108,15 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     getCursor(deps.db, POLL_CURSOR),
     deps.ledger.snapshot(nowMs),
   ]);
-  const { byState, queuedByPriority } = tallyJobs(jobs);
+  const byState: Record<string, number> = { queued: 0, running: 0, done: 0, failed: 0 };
+  const queuedByPriority: Record<string, number> = { live: 0, writeback: 0, backfill: 0 };
+  for (const j of jobs) {
+    byState[j.state] = (byState[j.state] ?? 0) + j.count;
+    if (j.state === 'queued') queuedByPriority[budgetPriorityOf(j.priority)]! += j.count;
+  }
   const inProcess = deps.budgetStats?.();
   const [forecast, drift] = await Promise.all([
-    forecastFrom(deps, nowMs, ledger, queuedByPriority.backfill ?? 0),
+    forecastFrom(deps, nowMs, ledger),
     deps.drift
       ? readDriftFacts(deps.db, { crm: deps.crm, nowMs, thresholds: deps.drift }).then((facts) =>
           detectDrift(facts, deps.drift!, nowMs),
@@ -170,25 +176,13 @@ export function forecastTimes(
 /** The forecast alone (for the metrics): the ledger and the backfill queue, nothing else. */
 export async function collectForecast(deps: StatusDeps): Promise<StatusSnapshot['forecast']> {
   const nowMs = deps.clock.now();
-  const [ledger, jobs] = await Promise.all([deps.ledger.snapshot(nowMs), countJobs(deps.db)]);
-  return forecastFrom(deps, nowMs, ledger, tallyJobs(jobs).queuedByPriority.backfill ?? 0);
-}
-
-function tallyJobs(jobs: Awaited<ReturnType<typeof countJobs>>): StatusSnapshot['jobs'] {
-  const byState: Record<string, number> = { queued: 0, running: 0, done: 0, failed: 0 };
-  const queuedByPriority: Record<string, number> = { live: 0, writeback: 0, backfill: 0 };
-  for (const j of jobs) {
-    byState[j.state] = (byState[j.state] ?? 0) + j.count;
-    if (j.state === 'queued') queuedByPriority[budgetPriorityOf(j.priority)]! += j.count;
-  }
-  return { byState, queuedByPriority };
+  return forecastFrom(deps, nowMs, await deps.ledger.snapshot(nowMs));
 }
 
 async function forecastFrom(
   deps: StatusDeps,
   nowMs: number,
   ledger: { usedToday: number; inLastMinute: number },
-  queuedBackfill: number,
 ): Promise<StatusSnapshot['forecast']> {
   const cap = projectDailyCap({
     usedToday: ledger.usedToday,
@@ -198,17 +192,18 @@ async function forecastFrom(
   });
   return {
     dailyCap: { kind: cap.kind, at: cap.kind === 'runs_out' ? cap.at.toISOString() : null },
-    backfill: await backfillForecast(deps, nowMs, queuedBackfill, ledger.usedToday),
+    backfill: await backfillForecast(deps, nowMs, ledger.usedToday),
   };
 }
 
 async function backfillForecast(
   deps: StatusDeps,
   nowMs: number,
-  queuedCalls: number,
   usedToday: number,
 ): Promise<StatusSnapshot['forecast']['backfill']> {
-  if (queuedCalls === 0 || !deps.reserves) return null;
+  if (!deps.reserves) return null;
+  const queuedCalls = await countDueBackfillJobs(deps.db, nowMs);
+  if (queuedCalls === 0) return null;
   const perCall = requestsPerCall(await requestHistory(deps.db, { crm: deps.crm, nowMs }));
   const requests = Math.ceil(queuedCalls * perCall.value);
   const finishesAt = projectFinish({
