@@ -97,4 +97,51 @@ describe('budget forecast in the status', () => {
     expect(rendered).toContain(`crmsync_budget_cap_exhausted_timestamp_seconds ${(NOW + 9 * 60_000) / 1000}`);
     expect(rendered).toContain(`crmsync_backfill_eta_timestamp_seconds ${Math.trunc(finishes) / 1000}`);
   });
+
+  it('measures requests per call from the last 7 days once 20 calls finished in them', async () => {
+    const db = current().db.prisma;
+    const now = Date.UTC(2026, 1, 20, 12);
+    const clock = new FakeClock(now);
+    const day = (d: number) => new Date(Date.UTC(2026, 1, 20 - d));
+    // 7 days of ledger (today included) and one older day that does not count.
+    for (const [d, used] of [
+      [0, 100],
+      [3, 200],
+      [6, 60],
+      [7, 5000],
+    ] as const) {
+      await db.budgetLedger.create({ data: { ledger: 'service', day: day(d), used } });
+    }
+    const finished = (i: number, state: string, at: Date) =>
+      db.syncStatus.create({
+        data: { callId: `m${i}`, crm: 'hubspot', state, createdAt: at, updatedAt: at },
+      });
+    for (let i = 0; i < 24; i++)
+      await finished(i, i % 3 === 0 ? 'skipped' : 'written_back', new Date(now - (i + 1) * 3_600_000));
+    await finished(100, 'written_back', new Date(now - 8 * 86_400_000)); // too old
+    await finished(101, 'awaiting_analysis', new Date(now - 3_600_000)); // not finished
+    await enqueueJob(db, {
+      kind: 'writeback',
+      key: 'writeback:mm',
+      priority: JOB_PRIORITY.backfill,
+      now: new Date(now - 1),
+    });
+
+    const status = await collectStatus({
+      db,
+      crm: 'hubspot',
+      clock,
+      limits: LIMITS,
+      ledger: new InMemorySlotLedger(),
+      reserves: RESERVES,
+    });
+    // (100 + 200 + 60) requests / 24 calls = 15 per call.
+    expect(status.forecast.backfill?.requestsPerCall).toEqual({
+      value: 15,
+      source: 'measured',
+      requests: 360,
+      calls: 24,
+    });
+    expect(status.forecast.backfill?.requests).toBe(15 * status.forecast.backfill!.queuedCalls);
+  });
 });
