@@ -115,14 +115,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     if (j.state === 'queued') queuedByPriority[budgetPriorityOf(j.priority)]! += j.count;
   }
   const inProcess = deps.budgetStats?.();
-  const [forecast, drift] = await Promise.all([
-    forecastFrom(deps, nowMs, ledger),
-    deps.drift
-      ? readDriftFacts(deps.db, { crm: deps.crm, nowMs, thresholds: deps.drift }).then((facts) =>
-          detectDrift(facts, deps.drift!, nowMs),
-        )
-      : [],
-  ]);
+  const [forecast, drift] = await Promise.all([forecastFrom(deps, nowMs, ledger), judgeDrift(deps, nowMs)]);
   return {
     generatedAt: new Date(nowMs).toISOString(),
     crm: deps.crm,
@@ -159,6 +152,13 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     drift,
     ...(deps.worker ? { worker: deps.worker() } : {}),
   };
+}
+
+async function judgeDrift(deps: StatusDeps, nowMs: number): Promise<DriftWarning[]> {
+  const thresholds = deps.drift;
+  if (!thresholds) return [];
+  const facts = await readDriftFacts(deps.db, { crm: deps.crm, nowMs, thresholds });
+  return detectDrift(facts, thresholds, nowMs);
 }
 
 /** The forecast's two times, for the metrics: a cap already reached ran out now. */
