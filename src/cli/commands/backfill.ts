@@ -26,7 +26,7 @@ export function registerBackfill(program: Command): void {
       const database = await openDatabaseOrWorker(config);
       if (!database) {
         throw new Error(
-          'the embedded database is in use by the running worker; stop it for the backfill, or run the worker on PostgreSQL (DATABASE_URL) so both can share it',
+          'the embedded database is in use by the running worker; stop it for the backfill (or its --plan, which spends the same budget), or run the worker on PostgreSQL (DATABASE_URL) so both can share it',
         );
       }
       const { createRequestBudget } = await import('../../budget/index.js');
