@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatRematch } from '../../src/cli/rematchFormat.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { crmSync, hubspotEnv } from './helpers.js';
+
+let svc: ServiceSandbox;
+let hs: HubSpotSandbox;
+let dataDir: string;
+
+beforeAll(async () => {
+  [svc, hs] = await Promise.all([startServiceSandbox(), startHubSpotSandbox()]);
+  dataDir = mkdtempSync(path.join(tmpdir(), 'crm-sync-rematch-'));
+});
+afterAll(async () => {
+  await Promise.all([svc.close(), hs.close()]);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('crm-sync rematch (wiring)', () => {
+  it('is listed in --help with its options', async () => {
+    const { code, stdout } = await crmSync(['rematch', '--help'], {});
+    expect(code).toBe(0);
+    expect(stdout).toContain('--since <date>');
+    expect(stdout).toContain('--dry-run');
+  });
+
+  it('refuses a --since that is not a date, before touching anything', async () => {
+    const { code, stderr } = await crmSync(['rematch', '--since', 'last tuesday'], hubspotEnv(svc, hs));
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('--since: expected a date like 2026-01-01, got "last tuesday"');
+  });
+
+  it('on a database with no written calls: an all-zero summary and no CRM request', async () => {
+    hs.state.requests.clear();
+    const { code, stdout, stderr } = await crmSync(
+      ['rematch', '--since', '2026-01-01'],
+      hubspotEnv(svc, hs, { DATA_DIR: dataDir }),
+    );
+    expect({ code, stderr: stderr.replace(/^npm warn .*\n/gm, '') }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/moved\s+0/);
+    expect(stdout).toMatch(/unchanged\s+0/);
+    expect(stdout).toMatch(/failed\s+0/);
+    expect(hs.state.requests.records).toEqual([]);
+  }, 60_000);
+});
+
+describe('the rematch summary', () => {
+  const base = { seen: 3, moved: 1, unchanged: 1, failed: 1, dryRun: false };
+  const calls = [
+    { callId: 'c1', outcome: 'moved' as const, change: 'deal A [1] → B [2]', detail: '2 CRM write(s)' },
+    { callId: 'c2', outcome: 'failed' as const, change: '', detail: 'Task 00T was not found (deleted?)' },
+  ];
+
+  it('counts each outcome and lists the moved and failed calls with why', () => {
+    const text = formatRematch({ ...base, calls });
+    expect(text).toMatch(/moved\s+1\n.*unchanged\s+1\n.*failed\s+1/s);
+    expect(text).toMatch(/c1\s+moved\s+deal A \[1\] → B \[2\]\s+2 CRM write\(s\)/);
+    expect(text).toContain('Task 00T was not found (deleted?)');
+    expect(text).not.toContain('Dry run');
+  });
+
+  it('a dry run says "would move" and that nothing was written; an early stop says why', () => {
+    const text = formatRematch({ ...base, dryRun: true, calls, stoppedBy: 'HubSpot refused the token' });
+    expect(text).toMatch(/would move\s+1/);
+    expect(text).toContain('Dry run: nothing was written.');
+    expect(text).toContain('Stopped early: HubSpot refused the token.');
+  });
+});
