@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRematch } from '../../src/cli/rematchFormat.js';
+import { openDatabase } from '../../src/store/database.js';
+import { migrate } from '../../src/store/migrations.js';
+import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { crmSync, hubspotEnv } from './helpers.js';
@@ -45,6 +48,43 @@ describe('crm-sync rematch (wiring)', () => {
     expect(stdout).toMatch(/unchanged\s+0/);
     expect(stdout).toMatch(/failed\s+0/);
     expect(hs.state.requests.records).toEqual([]);
+  }, 60_000);
+
+  it('--json gives the summary; a failed call makes the exit code 1', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'crm-sync-rematch-'));
+    try {
+      // A call written to a deal the rules no longer choose, whose engagement is gone from HubSpot.
+      const database = await openDatabase({ dataDir: dir });
+      await migrate(database);
+      const db = database.prisma;
+      const now = new Date('2026-03-02T10:00:00Z');
+      const call = { createdAt: now, participantEmail: 'jane.doe@acme.example' };
+      await upsertDiscovered(db, { callId: 'c-lost', crm: 'hubspot', call, now });
+      for (const to of ['context_pushed', 'awaiting_analysis', 'writing_back'] as const)
+        await transitionSyncStatus(db, { callId: 'c-lost', crm: 'hubspot', to, now });
+      await transitionSyncStatus(db, {
+        callId: 'c-lost',
+        crm: 'hubspot',
+        to: 'written_back',
+        now,
+        set: { crmActivityId: '999999', crmDealId: '1', writtenBackAt: now },
+      });
+      await database.close();
+
+      const { code, stdout } = await crmSync(
+        ['rematch', '--since', '2026-03-01', '--json'],
+        hubspotEnv(svc, hs, { DATA_DIR: dir }),
+      );
+      expect(code).toBe(1);
+      const summary = JSON.parse(stdout) as { failed: number; calls: { callId: string; outcome: string }[] };
+      expect(summary).toMatchObject({
+        failed: 1,
+        moved: 0,
+        calls: [{ callId: 'c-lost', outcome: 'failed' }],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 

@@ -44,7 +44,7 @@ type Crm = { kind: 'hubspot'; sandbox: HubSpotSandbox } | { kind: 'salesforce'; 
 async function writeCalls(
   crm: Crm,
   people: Person[],
-): Promise<{ env: WorkerEnv; callIds: string[]; configDir: string }> {
+): Promise<{ env: WorkerEnv; callIds: string[]; configDir: string; svc: ServiceSandbox }> {
   const port = await freePort();
   const svc: ServiceSandbox = await startServiceSandbox({
     plan: 'enterprise',
@@ -62,7 +62,7 @@ async function writeCalls(
     for (const p of people) callIds.push(await createCall(svc, p));
     await Promise.all(callIds.map((id) => completeCall(svc, id)));
     await waitWrittenBack(worker, callIds);
-    return { env, callIds, configDir };
+    return { env, callIds, configDir, svc };
   } finally {
     await stopWorker(worker);
   }
@@ -97,7 +97,7 @@ describe('rematch on HubSpot', () => {
     closers.push(() => hs.close());
     const crm: Crm = { kind: 'hubspot', sandbox: hs };
     const { deals, contacts, companies } = hs.state.refs;
-    const { env, callIds, configDir } = await writeCalls(crm, [JANE, BOB]);
+    const { env, callIds, configDir, svc } = await writeCalls(crm, [JANE, BOB]);
     const [jane, bob] = callIds as [string, string];
     const engagement = (callId: string) => hubspotCallEngagements(hs, callId)[0]!.id;
     // Soonest close date: the add-on (tied with the renewal, modified later).
@@ -109,6 +109,7 @@ describe('rematch on HubSpot', () => {
     hs.state.store.associate('calls', engagement(bob), 'deals', deals.acmeExpansion!, 206, 205);
 
     // --dry-run says what would move and writes nothing.
+    const serviceRequests = svc.state.countersSnapshot().requests;
     hs.state.requests.clear();
     const dry = await rematch(env, '--dry-run');
     expect(dry).toContain('would move');
@@ -147,6 +148,8 @@ describe('rematch on HubSpot', () => {
     expect(second).toMatch(/unchanged\s+2/);
     expect(hs.state.requests.records.length).toBeGreaterThan(0);
     expect(hubspotWrites(hs)).toEqual([]);
+    // Rematch reads the participants the store kept: the Service saw none of it.
+    expect(svc.state.countersSnapshot().requests).toBe(serviceRequests);
     expect((await callView(env, jane)).history.filter((h) => h.detail?.startsWith('rematch:'))).toHaveLength(
       1,
     );
