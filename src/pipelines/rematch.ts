@@ -23,6 +23,7 @@ import { dealRuleFor, linksOf, lookupFieldsFor } from '../mapping/index.js';
 import type { Mapping } from '../mapping/types.js';
 import type { Db } from '../store/database.js';
 import { listWrittenSince, recordRematch } from '../store/rematchRepo.js';
+import { rematchDetail } from '../store/syncEventRepo.js';
 import type { SyncStatusRecord } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
 
@@ -153,7 +154,7 @@ export async function runRematch(deps: RematchDeps, options: RematchOptions): Pr
             companyId: move.to.companyId ?? null,
             dealId: move.to.dealId ?? null,
             decision: lookup.decision,
-            detail: `rematch: ${change}`,
+            detail: rematchDetail(change),
           });
         }
         summary.moved += 1;
