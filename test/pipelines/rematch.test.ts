@@ -1,6 +1,7 @@
 /**
- * runRematch against the real HubSpot adapter and sandbox and a real database: one call moves,
- * one is unchanged, and two fail with their reasons without stopping the others.
+ * runRematch against the real HubSpot adapter and sandbox and a real database: calls move (one
+ * already moved in the CRM by a run that died), one is unchanged, and two fail with their reasons
+ * without stopping the others.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
@@ -75,6 +76,7 @@ describe('runRematch', () => {
     const db = get().db.prisma;
     const { deals } = hs.state.refs;
     await written(db, 'jane-call', 'jane.doe@acme.example');
+    await written(db, 'jane-again', 'jane.doe@acme.example');
     await written(db, 'walt-call', 'walt@wayne.example');
     // Its engagement is gone from the CRM (the id names nothing).
     await written(db, 'lost-call', 'bob.smith@acme.example', undefined, '999999');
@@ -87,6 +89,17 @@ describe('runRematch', () => {
     await written(db, 'gone-call', 'sam@gmail.com', acme);
 
     const largest: Mapping = { ...mapping, dealRule: { orderBy: 'amount_desc', limit: 3 } };
+    // A run that moved this call in the CRM, then died before recording it.
+    const again = (await getSyncStatus(db, 'jane-again', 'hubspot'))!;
+    const [crashed] = await crm.moveActivityLinks([
+      {
+        callId: 'jane-again',
+        activityId: again.crmActivityId!,
+        from: { contactId: again.crmContactId!, companyId: again.crmCompanyId!, dealId: again.crmDealId! },
+        to: { contactId: again.crmContactId!, companyId: again.crmCompanyId!, dealId: deals.acmeExpansion },
+      },
+    ]);
+    expect(crashed).toMatchObject({ ok: true, writes: 2 });
     const clock = new FakeClock(T0.getTime() + 3_600_000);
     const progress: RematchProgress[] = [];
     const deps = { db, crmName: 'hubspot' as const, crm, mapping: largest, clock };
@@ -95,14 +108,22 @@ describe('runRematch', () => {
       pageSize: 3,
       onProgress: (p) => progress.push(p),
     });
-    expect(summary).toMatchObject({ seen: 4, moved: 1, unchanged: 1, failed: 2, dryRun: false });
-    expect(progress.at(-1)).toEqual({ seen: 4, moved: 1, unchanged: 1, failed: 2 });
+    expect(summary).toMatchObject({ seen: 5, moved: 2, unchanged: 1, failed: 2, dryRun: false });
+    expect(progress.at(-1)).toEqual({ seen: 5, moved: 2, unchanged: 1, failed: 2 });
     expect(progress).toHaveLength(2); // pages of 3
     const byCall = new Map(summary.calls.map((c) => [c.callId, c]));
     expect(byCall.get('jane-call')).toMatchObject({
       outcome: 'moved',
       change: `deal Acme - Add-on [${deals.acmeAddon}] → Acme - Expansion [${deals.acmeExpansion}]`,
       detail: '2 CRM write(s)',
+    });
+    // Its record catches up; the CRM is not written twice.
+    expect(byCall.get('jane-again')).toMatchObject({
+      outcome: 'moved',
+      detail: 'the CRM already showed the new links',
+    });
+    expect(await getSyncStatus(db, 'jane-again', 'hubspot')).toMatchObject({
+      crmDealId: deals.acmeExpansion,
     });
     expect(byCall.get('lost-call')).toMatchObject({
       outcome: 'failed',
@@ -120,7 +141,22 @@ describe('runRematch', () => {
     expect(await getSyncStatus(db, 'gone-call', 'hubspot')).toMatchObject({ crmCompanyId: acme.company!.id });
     expect((await syncHistory(db, 'gone-call')).some((e) => e.detail?.startsWith('rematch'))).toBe(false);
 
-    const again = await runRematch(deps, { since: new Date('2026-03-01T00:00:00Z') });
-    expect(again).toMatchObject({ moved: 0, unchanged: 2, failed: 2 });
+    const second = await runRematch(deps, { since: new Date('2026-03-01T00:00:00Z') });
+    expect(second).toMatchObject({ moved: 0, unchanged: 3, failed: 2 });
+  });
+  it('stops at a CRM-wide refusal (credentials) instead of failing every page the same way', async () => {
+    const db = get().db.prisma;
+    await written(db, 'auth-1', 'walt@wayne.example');
+    await written(db, 'auth-2', 'walt@wayne.example');
+    const refused = createHubSpotAdapter({
+      config: { baseUrl: hs.url, accessToken: 'not-a-valid-token' },
+      retry: { maxAttempts: 1 },
+    });
+    const summary = await runRematch(
+      { db, crmName: 'hubspot', crm: refused, mapping, clock: new FakeClock(T0.getTime()) },
+      { since: new Date('2026-03-01T00:00:00Z'), pageSize: 1 },
+    );
+    expect(summary).toMatchObject({ seen: 1, moved: 0, failed: 1, stoppedBy: expect.any(String) as string });
+    expect(summary.stoppedBy).not.toContain('not-a-valid-token');
   });
 });
