@@ -11,7 +11,7 @@
  */
 import { CrmAuthError, CrmDailyLimitError } from '../crm/errors.js';
 import type { MatchDecision } from '../crm/match/types.js';
-import { linkChanges, type LinkChange, type LinkMove } from '../crm/relink.js';
+import { linkChanges, type LinkChange, type LinkMove, type LinkMoveResult } from '../crm/relink.js';
 import {
   lookupKey,
   type ActivityLinks,
@@ -70,11 +70,13 @@ export interface RematchSummary extends RematchProgress {
 
 export async function runRematch(deps: RematchDeps, options: RematchOptions): Promise<RematchSummary> {
   const pageSize = options.pageSize ?? 100;
-  const dryRun = options.dryRun === true;
-  const summary: RematchSummary = { dryRun, seen: 0, moved: 0, unchanged: 0, failed: 0, calls: [] };
-  const fail = (callId: string, change: string, error: unknown) => {
-    summary.failed += 1;
-    summary.calls.push({ callId, outcome: 'failed', change, detail: messageOf(error) });
+  const summary: RematchSummary = {
+    dryRun: options.dryRun === true,
+    seen: 0,
+    moved: 0,
+    unchanged: 0,
+    failed: 0,
+    calls: [],
   };
   let after: string | undefined;
   for (;;) {
@@ -87,94 +89,112 @@ export async function runRematch(deps: RematchDeps, options: RematchOptions): Pr
     if (rows.length === 0) break;
     after = rows[rows.length - 1]!.callId;
     summary.seen += rows.length;
-    let lookups: Map<string, CrmLookup>;
-    try {
-      lookups = await lookUp(deps, rows);
-    } catch (error) {
-      for (const row of rows) fail(row.callId, '', error);
-      if (isCrmWide(error)) {
-        summary.stoppedBy = messageOf(error);
-        break;
-      }
-      options.onProgress?.(progressOf(summary));
-      continue;
-    }
-    const planned: { row: SyncStatusRecord; move: LinkMove; lookup: CrmLookup; changes: LinkChange[] }[] = [];
-    for (const row of rows) {
-      const lookup = lookups.get(row.callId);
-      if (!lookup) {
-        fail(row.callId, '', new Error('no participant email is stored for this call'));
-        continue;
-      }
-      const from = storedLinks(row);
-      const to = linksOf(lookup);
-      const changes = linkChanges(from, to);
-      if (changes.length === 0) {
-        summary.unchanged += 1;
-        continue;
-      }
-      if (!lookup.contact && !lookup.company) {
-        // The write-back would skip such a call; an activity is never left linked to nothing.
-        fail(
-          row.callId,
-          describe(changes, row.matchDecision, lookup.decision),
-          'no CRM record matches it now; its links are kept',
-        );
-        continue;
-      }
-      planned.push({
-        row,
-        lookup,
-        changes,
-        move: { callId: row.callId, activityId: row.crmActivityId!, from, to },
-      });
-    }
-    const results =
-      planned.length > 0
-        ? await deps.crm.moveActivityLinks(
-            planned.map((p) => p.move),
-            { dryRun },
-          )
-        : [];
-    for (const [i, { row, lookup, changes, move }] of planned.entries()) {
-      const result = results[i];
-      const change = describe(changes, row.matchDecision, lookup.decision);
-      if (!result?.ok) {
-        fail(row.callId, change, result?.error ?? new Error('no result'));
-        continue;
-      }
-      try {
-        if (!dryRun) {
-          await recordRematch(deps.db, {
-            callId: row.callId,
-            crm: deps.crmName,
-            activityId: move.activityId,
-            now: new Date(deps.clock.now()),
-            contactId: move.to.contactId ?? null,
-            companyId: move.to.companyId ?? null,
-            dealId: move.to.dealId ?? null,
-            decision: lookup.decision,
-            detail: rematchDetail(change),
-          });
-        }
-        summary.moved += 1;
-        summary.calls.push({
-          callId: row.callId,
-          outcome: 'moved',
-          change,
-          detail:
-            result.writes === 0
-              ? 'the CRM already showed the new links'
-              : `${result.writes} CRM write(s)${dryRun ? ' to make' : ''}`,
-        });
-      } catch (error) {
-        fail(row.callId, change, error);
-      }
-    }
+    await rematchPage(deps, rows, summary);
     options.onProgress?.(progressOf(summary));
-    if (rows.length < pageSize) break;
+    if (summary.stoppedBy !== undefined || rows.length < pageSize) break;
   }
   return summary;
+}
+
+interface Planned {
+  row: SyncStatusRecord;
+  lookup: CrmLookup;
+  move: LinkMove;
+  /** What moves, as the summary and the history line say it. */
+  change: string;
+}
+
+/** One page: one batch lookup, one batched move, then each moved call recorded on its own. */
+async function rematchPage(
+  deps: RematchDeps,
+  rows: SyncStatusRecord[],
+  summary: RematchSummary,
+): Promise<void> {
+  const fail = (callId: string, change: string, error: unknown) => {
+    summary.failed += 1;
+    summary.calls.push({ callId, outcome: 'failed', change, detail: messageOf(error) });
+  };
+  let lookups: Map<string, CrmLookup>;
+  try {
+    lookups = await lookUp(deps, rows);
+  } catch (error) {
+    for (const row of rows) fail(row.callId, '', error);
+    if (isCrmWide(error)) summary.stoppedBy = messageOf(error);
+    return;
+  }
+  const planned: Planned[] = [];
+  for (const row of rows) {
+    const lookup = lookups.get(row.callId);
+    if (!lookup) {
+      fail(row.callId, '', 'no participant email is stored for this call');
+      continue;
+    }
+    const from = storedLinks(row);
+    const to = linksOf(lookup);
+    const changes = linkChanges(from, to);
+    if (changes.length === 0) {
+      summary.unchanged += 1;
+      continue;
+    }
+    const change = describe(changes, row.matchDecision, lookup.decision);
+    // The write-back would skip such a call; an activity is never left linked to nothing.
+    if (!lookup.contact && !lookup.company) {
+      fail(row.callId, change, 'no CRM record matches it now; its links are kept');
+      continue;
+    }
+    planned.push({
+      row,
+      lookup,
+      change,
+      move: { callId: row.callId, activityId: row.crmActivityId!, from, to },
+    });
+  }
+  if (planned.length === 0) return;
+  let results: LinkMoveResult[];
+  try {
+    results = await deps.crm.moveActivityLinks(
+      planned.map((p) => p.move),
+      { dryRun: summary.dryRun },
+    );
+  } catch (error) {
+    for (const p of planned) fail(p.row.callId, p.change, error);
+    return;
+  }
+  for (const [i, { row, lookup, change, move }] of planned.entries()) {
+    const result = results[i];
+    if (!result?.ok) {
+      fail(row.callId, change, result?.error ?? 'the CRM adapter gave no result');
+      continue;
+    }
+    try {
+      if (!summary.dryRun) {
+        await recordRematch(deps.db, {
+          callId: row.callId,
+          crm: deps.crmName,
+          activityId: move.activityId,
+          now: new Date(deps.clock.now()),
+          contactId: move.to.contactId ?? null,
+          companyId: move.to.companyId ?? null,
+          dealId: move.to.dealId ?? null,
+          decision: lookup.decision,
+          detail: rematchDetail(change),
+        });
+      }
+    } catch (error) {
+      fail(row.callId, change, error);
+      continue;
+    }
+    summary.moved += 1;
+    summary.calls.push({
+      callId: row.callId,
+      outcome: 'moved',
+      change,
+      detail:
+        result.writes === 0
+          ? 'the CRM already showed the new links'
+          : `${result.writes} CRM write(s)${summary.dryRun ? ' to make' : ''}`,
+    });
+  }
 }
 
 const progressOf = (s: RematchSummary): RematchProgress => ({
