@@ -1,26 +1,29 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRematch } from '../../src/cli/rematchFormat.js';
-import { openDatabase } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrations.js';
 import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { createMigratedDatabase, openTestDatabase, type TestDatabase } from '../store/helpers.js';
 import { crmSync, hubspotEnv } from './helpers.js';
 
 let svc: ServiceSandbox;
 let hs: HubSpotSandbox;
-let dataDir: string;
+let empty: TestDatabase;
+let seeded: TestDatabase;
+/** The CLI opens and migrates an embedded database: slow on a loaded machine. */
+const DB_COMMAND_MS = 90_000;
 
 beforeAll(async () => {
   [svc, hs] = await Promise.all([startServiceSandbox(), startHubSpotSandbox()]);
-  dataDir = mkdtempSync(path.join(tmpdir(), 'crm-sync-rematch-'));
+  // Copies of a migrated embedded database: no initdb in the CLI's time.
+  [empty, seeded] = await Promise.all([
+    createMigratedDatabase('embedded'),
+    createMigratedDatabase('embedded'),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([svc.close(), hs.close()]);
-  rmSync(dataDir, { recursive: true, force: true });
+  await Promise.all([empty.drop(false), seeded.drop(false)]);
 });
 
 describe('crm-sync rematch (wiring)', () => {
@@ -41,51 +44,47 @@ describe('crm-sync rematch (wiring)', () => {
     hs.state.requests.clear();
     const { code, stdout, stderr } = await crmSync(
       ['rematch', '--since', '2026-01-01'],
-      hubspotEnv(svc, hs, { DATA_DIR: dataDir }),
+      hubspotEnv(svc, hs, { DATA_DIR: empty.dataDir }),
+      DB_COMMAND_MS,
     );
     expect({ code, stderr: stderr.replace(/^npm warn .*\n/gm, '') }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toMatch(/moved\s+0/);
     expect(stdout).toMatch(/unchanged\s+0/);
     expect(stdout).toMatch(/failed\s+0/);
     expect(hs.state.requests.records).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('--json gives the summary; a failed call makes the exit code 1', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'crm-sync-rematch-'));
-    try {
-      // A call written to a deal the rules no longer choose, whose engagement is gone from HubSpot.
-      const database = await openDatabase({ dataDir: dir });
-      await migrate(database);
-      const db = database.prisma;
-      const now = new Date('2026-03-02T10:00:00Z');
-      const call = { createdAt: now, participantEmail: 'jane.doe@acme.example' };
-      await upsertDiscovered(db, { callId: 'c-lost', crm: 'hubspot', call, now });
-      for (const to of ['context_pushed', 'awaiting_analysis', 'writing_back'] as const)
-        await transitionSyncStatus(db, { callId: 'c-lost', crm: 'hubspot', to, now });
-      await transitionSyncStatus(db, {
-        callId: 'c-lost',
-        crm: 'hubspot',
-        to: 'written_back',
-        now,
-        set: { crmActivityId: '999999', crmDealId: '1', writtenBackAt: now },
-      });
-      await database.close();
+    // A call written to a deal the rules no longer choose, whose engagement is gone from HubSpot.
+    const database = await openTestDatabase(seeded);
+    const db = database.prisma;
+    const now = new Date('2026-03-02T10:00:00Z');
+    const call = { createdAt: now, participantEmail: 'jane.doe@acme.example' };
+    await upsertDiscovered(db, { callId: 'c-lost', crm: 'hubspot', call, now });
+    for (const to of ['context_pushed', 'awaiting_analysis', 'writing_back'] as const)
+      await transitionSyncStatus(db, { callId: 'c-lost', crm: 'hubspot', to, now });
+    await transitionSyncStatus(db, {
+      callId: 'c-lost',
+      crm: 'hubspot',
+      to: 'written_back',
+      now,
+      set: { crmActivityId: '999999', crmDealId: '1', writtenBackAt: now },
+    });
+    await database.close();
 
-      const { code, stdout } = await crmSync(
-        ['rematch', '--since', '2026-03-01', '--json'],
-        hubspotEnv(svc, hs, { DATA_DIR: dir }),
-      );
-      expect(code).toBe(1);
-      const summary = JSON.parse(stdout) as { failed: number; calls: { callId: string; outcome: string }[] };
-      expect(summary).toMatchObject({
-        failed: 1,
-        moved: 0,
-        calls: [{ callId: 'c-lost', outcome: 'failed' }],
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
+    const { code, stdout } = await crmSync(
+      ['rematch', '--since', '2026-03-01', '--json'],
+      hubspotEnv(svc, hs, { DATA_DIR: seeded.dataDir }),
+      DB_COMMAND_MS,
+    );
+    expect(code).toBe(1);
+    const summary = JSON.parse(stdout) as { failed: number; calls: { callId: string; outcome: string }[] };
+    expect(summary).toMatchObject({
+      failed: 1,
+      moved: 0,
+      calls: [{ callId: 'c-lost', outcome: 'failed' }],
+    });
+  }, 120_000);
 });
 
 describe('the rematch summary', () => {

@@ -31,6 +31,8 @@ const JANE = { name: 'Jane Doe', email: 'jane.doe@acme.example', company: 'Acme 
 // Bob has no deal of his own: his call goes on the company's first deal by the rule.
 const BOB = { name: 'Bob Smith', email: 'bob.smith@acme.example', company: 'Acme Corp' };
 const SINCE = '2020-01-01';
+/** Each step starts a process on the embedded database: generous on a loaded machine. */
+const SLOW_MS = 90_000;
 
 const closers: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -56,12 +58,12 @@ async function writeCalls(
   const configDir = tempDataDir();
   cpSync(path.join(REPO_ROOT, 'config'), configDir, { recursive: true });
   const env = workerEnv(svc, crm, { PORT: String(port), DATA_DIR: tempDataDir(), CONFIG_DIR: configDir });
-  const worker = await startWorkerProcess(env);
+  const worker = await startWorkerProcess(env, SLOW_MS);
   try {
     const callIds: string[] = [];
     for (const p of people) callIds.push(await createCall(svc, p));
     await Promise.all(callIds.map((id) => completeCall(svc, id)));
-    await waitWrittenBack(worker, callIds);
+    await waitWrittenBack(worker, callIds, SLOW_MS);
     return { env, callIds, configDir, svc };
   } finally {
     await stopWorker(worker);
@@ -77,7 +79,7 @@ function chooseLargestDeal(configDir: string, crm: Crm['kind']): void {
 }
 
 async function callView(env: WorkerEnv, callId: string) {
-  const { code, stdout, stderr } = await runCli(['status', '--call', callId, '--json'], env);
+  const { code, stdout, stderr } = await runCli(['status', '--call', callId, '--json'], env, SLOW_MS);
   expect({ code, stderr }).toMatchObject({ code: 0 });
   return JSON.parse(stdout) as {
     status: { crmDealId: string; matchDecision: { deal: { id: string; rule: string } } };
@@ -86,7 +88,7 @@ async function callView(env: WorkerEnv, callId: string) {
 }
 
 async function rematch(env: WorkerEnv, ...extra: string[]) {
-  const out = await runCli(['rematch', '--since', SINCE, ...extra], env);
+  const out = await runCli(['rematch', '--since', SINCE, ...extra], env, SLOW_MS);
   expect(out.code, out.stdout + out.stderr).toBe(0);
   return out.stdout;
 }
@@ -153,7 +155,7 @@ describe('rematch on HubSpot', () => {
     expect((await callView(env, jane)).history.filter((h) => h.detail?.startsWith('rematch:'))).toHaveLength(
       1,
     );
-  }, 240_000);
+  }, 600_000);
 });
 
 describe('rematch on Salesforce', () => {
@@ -192,7 +194,7 @@ describe('rematch on Salesforce', () => {
     expect(Object.values(diff(sf.state.requestCounts(), again)).reduce((a, b) => a + b, 0)).toBeGreaterThan(
       0,
     );
-  }, 240_000);
+  }, 600_000);
 });
 
 /** HubSpot requests that change something: not GETs, searches or batch reads. */
