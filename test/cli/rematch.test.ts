@@ -54,6 +54,21 @@ describe('crm-sync rematch (wiring)', () => {
     expect(hs.state.requests.records).toEqual([]);
   }, 120_000);
 
+  it('refuses while another process holds the embedded database, saying what to do', async () => {
+    const holder = await openTestDatabase(empty);
+    try {
+      const { code, stderr } = await crmSync(
+        ['rematch', '--since', '2026-01-01'],
+        hubspotEnv(svc, hs, { DATA_DIR: empty.dataDir }),
+        DB_COMMAND_MS,
+      );
+      expect(code).not.toBe(0);
+      expect(stderr).toContain('stop it for the rematch, or run the worker on PostgreSQL');
+    } finally {
+      await holder.close();
+    }
+  }, 120_000);
+
   it('--json gives the summary; a failed call makes the exit code 1', async () => {
     // A call written to a deal the rules no longer choose, whose engagement is gone from HubSpot.
     const database = await openTestDatabase(seeded);
