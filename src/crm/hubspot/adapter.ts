@@ -20,6 +20,7 @@ import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
 import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
 import { findWrittenCalls } from './written.js';
+import { moveEngagementLinks } from './relink.js';
 
 export interface HubSpotAdapterDeps {
   /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
@@ -144,6 +145,10 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
 
     findWritten(callIds, query = {}) {
       return findWrittenCalls(run, callIds, query, { callIdProperty, followupIdProperty });
+    },
+
+    moveActivityLinks(moves, options) {
+      return moveEngagementLinks(run, 'calls', CALL_LINKS, moves, options);
     },
 
     verifySetup(required: FieldRequirement[], options = {}) {

@@ -14,6 +14,7 @@ import { verifySalesforceSetup } from './setup.js';
 import { ControlledTransport, proxyResolver } from './transport.js';
 import { KnownKeys, upsertActivities, upsertFollowups, type KeyFields } from './writes.js';
 import { findWrittenCalls } from './written.js';
+import { moveTaskLinks } from './relink.js';
 
 export interface SalesforceAdapterDeps {
   config: SalesforceConfig;
@@ -126,6 +127,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
       await call('limits', () => conn.limits());
     },
     findWritten: (callIds, query = {}) => findWrittenCalls(ctx, callIds, query, keys),
+    moveActivityLinks: (moves, options) => moveTaskLinks(ctx, moves, options),
     verifySetup: (required, options) => {
       // The mapping names its key fields; without one, the default activity key is still needed.
       const hasKey = required.some((r) => r.object === 'Task' && r.unique);
