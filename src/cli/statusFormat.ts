@@ -22,6 +22,7 @@ export function formatStatus(s: StatusSnapshot): string {
       `${s.budget.inLastMinute}/${s.budget.plan.ratePerMinute} in the last minute` +
       (s.budget.pausedUntil ? `; PAUSED until ${s.budget.pausedUntil}` : ''),
   );
+  lines.push(...formatForecast(s));
   const q = s.jobs.queuedByPriority;
   lines.push(
     `Queue: ${q.live ?? 0} live, ${q.writeback ?? 0} write-back, ${q.backfill ?? 0} backfill waiting; ` +
@@ -45,6 +46,7 @@ export function formatStatus(s: StatusSnapshot): string {
         ' (they run within a minute of the credentials working again)',
     );
   }
+  for (const w of s.drift ?? []) lines.push(`WARNING (${w.code}): ${w.message}`);
   lines.push('');
   if (s.recentFailures.length === 0) lines.push('Recent failures: none');
   else {
@@ -73,6 +75,25 @@ export function formatStatus(s: StatusSnapshot): string {
     );
   }
   return lines.join('\n');
+}
+
+/** The budget forecast's two lines (absent from snapshots of workers older than it). */
+function formatForecast(s: StatusSnapshot): string[] {
+  if (!s.forecast) return [];
+  const cap = s.forecast.dailyCap;
+  const capLine = {
+    unlimited: 'no daily cap',
+    reached: 'the daily cap is spent until 00:00 UTC',
+    idle: 'no requests in the last minute',
+    lasts_today: 'the daily cap lasts the UTC day at the current pace',
+    runs_out: `the daily cap runs out at ${cap.at} at the current pace`,
+  }[cap.kind];
+  const b = s.forecast.backfill;
+  const backfillLine = b
+    ? `Backfill: ${b.queuedCalls} call(s) queued, about ${b.requests} requests ` +
+      `(${b.requestsPerCall.value.toFixed(2)} per call, ${b.requestsPerCall.source}); ETA ${b.finishesAt}`
+    : 'Backfill: nothing queued';
+  return [`Forecast: ${capLine}`, backfillLine];
 }
 
 export interface CallView {

@@ -2,6 +2,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { resolvePlan, type PlanLimits, type PlanName } from '../budget/plans.js';
+import type { DriftThresholds } from '../drift/detectors.js';
 import { requiredProblems, unknownKeyProblems } from './problems.js';
 import { rawConfigSchema, SECRET_KEYS, type RawConfig } from './schema.js';
 
@@ -54,6 +55,8 @@ export interface AppConfig {
   pollSchedule: string;
   logLevel: string;
   configDir: string;
+  /** Silence and drift warnings (WEBHOOK_SILENCE_MINUTES, ANALYSIS_LAG_MINUTES, NO_MATCH_*). */
+  drift: DriftThresholds;
 }
 
 /** Thrown at start when configuration is missing or wrong; `problems` name each variable. */
@@ -210,6 +213,13 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
     pollSchedule: raw.POLL_SCHEDULE,
     logLevel: raw.LOG_LEVEL,
     configDir: raw.CONFIG_DIR,
+    drift: {
+      webhookSilenceMs: raw.WEBHOOK_SILENCE_MINUTES * 60_000,
+      analysisLagMs: raw.ANALYSIS_LAG_MINUTES * 60_000,
+      noMatchWindowMs: raw.NO_MATCH_WINDOW_MINUTES * 60_000,
+      noMatchRise: raw.NO_MATCH_RISE,
+      noMatchMinCalls: raw.NO_MATCH_MIN_CALLS,
+    },
   };
 }
 

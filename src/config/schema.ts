@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { PLAN_NAMES } from '../budget/plans.js';
+import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
 
 /**
  * Every setting crm-sync reads, by its environment-variable name. The same names are accepted as
@@ -21,6 +22,16 @@ const positiveInt = z.coerce
   .int('expected a whole number')
   .positive('expected a number above 0');
 const optionalPositiveInt = optionalText.pipe(positiveInt.optional());
+
+/** Minutes for a drift threshold; 0 turns that check off. */
+const driftMinutes = (fallback: number) =>
+  optionalText.pipe(
+    z.coerce
+      .number<string>({ error: 'expected a whole number of minutes (0 = off)' })
+      .int('expected a whole number of minutes (0 = off)')
+      .min(0, 'expected a whole number of minutes (0 = off)')
+      .default(fallback),
+  );
 
 /** An IP address or an RFC 1123 host name (what `listen` accepts), checked before the worker binds. */
 const hostName = z
@@ -147,6 +158,23 @@ export const rawConfigSchema = z.object({
       .default('info'),
   ),
   CONFIG_DIR: optionalText.pipe(z.string().default('./config')),
+  // Silence and drift warnings (src/drift/detectors.ts; docs/operations.md "Silence and drift").
+  /** No verified webhook for this long while polling finds new calls: warn. */
+  WEBHOOK_SILENCE_MINUTES: driftMinutes(DRIFT.webhookSilenceMs / 60_000),
+  /** A call completed this long ago without analysis.ready: warn (the Service is behind). */
+  ANALYSIS_LAG_MINUTES: driftMinutes(DRIFT.analysisLagMs / 60_000),
+  /** The recent span whose share of calls with no CRM match is compared with the week before. */
+  NO_MATCH_WINDOW_MINUTES: optionalText.pipe(positiveInt.default(DRIFT.noMatchWindowMs / 60_000)),
+  /** Warn when that share exceeds the week's by this much (0..1; 0 = off). */
+  NO_MATCH_RISE: optionalText.pipe(
+    z.coerce
+      .number<string>({ error: 'expected a fraction between 0 and 1' })
+      .min(0, 'expected a fraction between 0 and 1')
+      .max(1, 'expected a fraction between 0 and 1')
+      .default(DRIFT.noMatchRise),
+  ),
+  /** Calls needed in the recent span and in the week before for the comparison. */
+  NO_MATCH_MIN_CALLS: optionalText.pipe(positiveInt.default(DRIFT.noMatchMinCalls)),
 });
 
 export type RawConfig = z.output<typeof rawConfigSchema>;

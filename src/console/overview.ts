@@ -7,7 +7,7 @@ import { countByStateSince, lastVerifiedWebhookAt, writtenBackPerHour } from '..
 import type { StatusSnapshot } from '../worker/status.js';
 import type { ConsoleDeps } from './deps.js';
 import { projectDailyCap, type CapProjection } from './projection.js';
-import { standingWarnings, WEBHOOK_SILENCE_MS, type StandingWarning } from './warnings.js';
+import { standingWarnings, type StandingWarning } from './warnings.js';
 
 export interface Overview {
   snapshot: StatusSnapshot;
@@ -30,12 +30,11 @@ export async function loadOverview(deps: ConsoleDeps): Promise<Overview> {
   const nowMs = Date.parse(snapshot.generatedAt);
   const midnight = Math.floor(nowMs / (24 * HOUR_MS)) * 24 * HOUR_MS;
   const firstHour = Math.floor(nowMs / HOUR_MS) * HOUR_MS - 23 * HOUR_MS;
-  const [today, week, perHour, lastWebhook, recent] = await Promise.all([
+  const [today, week, perHour, lastWebhook] = await Promise.all([
     countByStateSince(deps.db, deps.crm, new Date(midnight)),
     countByStateSince(deps.db, deps.crm, new Date(nowMs - 7 * 24 * HOUR_MS)),
     writtenBackPerHour(deps.db, deps.crm, new Date(firstHour)),
     lastVerifiedWebhookAt(deps.db),
-    countByStateSince(deps.db, deps.crm, new Date(nowMs - WEBHOOK_SILENCE_MS)),
   ]);
   const byHour = new Map(perHour.map((h) => [h.hour.getTime(), h.count]));
   const lastCall = snapshot.cursor.lastCallCreatedAt;
@@ -55,10 +54,6 @@ export async function loadOverview(deps: ConsoleDeps): Promise<Overview> {
     }),
     cursorLagSeconds: lastCall ? Math.max(0, Math.round((nowMs - Date.parse(lastCall)) / 1000)) : null,
     lastVerifiedWebhookAt: lastWebhook,
-    warnings: standingWarnings(snapshot, {
-      nowMs,
-      lastVerifiedWebhookAt: lastWebhook,
-      callsInSilenceWindow: Object.values(recent).reduce((a, b) => a + b, 0),
-    }),
+    warnings: standingWarnings(snapshot),
   };
 }

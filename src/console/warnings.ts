@@ -1,21 +1,16 @@
 /**
  * Standing warnings at the top of every console page: things an admin must act on. Pure: built
- * from the status snapshot and a few facts the overview reads.
+ * from the status snapshot, whose silence-and-drift warnings (src/drift/) come last.
  */
+import type { DriftWarning } from '../drift/detectors.js';
 import type { StatusSnapshot } from '../worker/status.js';
 
 export interface StandingWarning {
-  code: 'SERVICE_KEY_REJECTED' | 'CRM_CREDENTIALS_REJECTED' | 'DAILY_CAP_REACHED' | 'WEBHOOK_SILENCE';
+  code: 'SERVICE_KEY_REJECTED' | 'CRM_CREDENTIALS_REJECTED' | 'DAILY_CAP_REACHED' | DriftWarning['code'];
   message: string;
 }
 
-/** No verified webhook for this long while calls keep coming (found by the poller) is a warning. */
-export const WEBHOOK_SILENCE_MS = 30 * 60_000;
-
-export function standingWarnings(
-  snapshot: StatusSnapshot,
-  facts: { nowMs: number; lastVerifiedWebhookAt: Date | null; callsInSilenceWindow: number },
-): StandingWarning[] {
+export function standingWarnings(snapshot: StatusSnapshot): StandingWarning[] {
   const out: StandingWarning[] = [];
   if (snapshot.worker?.serviceKeyRejected === true) {
     out.push({
@@ -36,16 +31,7 @@ export function standingWarnings(
       message: `The Service's daily cap (${dailyCap} requests) is spent; work waits until midnight UTC.`,
     });
   }
-  const last = facts.lastVerifiedWebhookAt?.getTime();
-  if (facts.callsInSilenceWindow > 0 && (last === undefined || facts.nowMs - last > WEBHOOK_SILENCE_MS)) {
-    out.push({
-      code: 'WEBHOOK_SILENCE',
-      message:
-        last === undefined
-          ? 'No verified webhook has ever arrived, but calls are happening: check the webhook URL and SERVICE_WEBHOOK_SECRET at the Service.'
-          : 'No verified webhook for over 30 minutes, but calls are happening: check the webhook URL and SERVICE_WEBHOOK_SECRET at the Service.',
-    });
-  }
+  for (const w of snapshot.drift ?? []) out.push({ code: w.code, message: w.message });
   return out;
 }
 

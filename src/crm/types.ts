@@ -5,6 +5,7 @@
  * `CrmSync_Score_Overall__c`); the mapping files (config/mappings/) decide them.
  */
 import type { MatchDecision } from './match/types.js';
+import type { LinkMove, LinkMoveResult, MoveOptions } from './relink.js';
 
 export type CrmName = 'hubspot' | 'salesforce';
 
@@ -190,6 +191,12 @@ export interface CrmAdapter {
    * left out of the map. The ledger of last resort when the local database lost its record.
    */
   findWritten(callIds: string[], query?: WrittenQuery): Promise<Map<string, WrittenCall>>;
+  /**
+   * Moves written activities from the records of an old match decision to a new one (`rematch`):
+   * reads their current links in batches, then writes only what still differs (src/crm/relink.ts).
+   * One result per move, in order; one activity's failure does not fail the others.
+   */
+  moveActivityLinks(moves: LinkMove[], options?: MoveOptions): Promise<LinkMoveResult[]>;
   /** Checks credentials and that the required custom fields exist with a fitting type. */
   verifySetup(required: FieldRequirement[], options?: { fix?: boolean }): Promise<SetupReport>;
   /** Budget counters for status and metrics. */

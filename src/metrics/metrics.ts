@@ -7,6 +7,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BudgetStats, Priority } from '../budget/types.js';
 import { PRIORITIES } from '../budget/types.js';
+import { DRIFT_CONDITIONS } from '../drift/detectors.js';
 
 export type WebhookRejectionReason = 'bad_signature' | 'malformed' | 'too_large' | 'invalid_event';
 export const WEBHOOK_REJECTION_REASONS: readonly WebhookRejectionReason[] = [
@@ -28,6 +29,8 @@ export type JobQueueDepthSource = () => Promise<JobQueueDepth[]>;
 export type SyncCallsSource = () => Promise<Record<string, number>>;
 /** When the poller last saved its cursor into the Service's call list (null before its first walk). */
 export type CursorUpdatedSource = () => Promise<Date | null>;
+/** The budget forecast: when the daily cap runs out at the current pace, when the backfill finishes. */
+export type ForecastSource = () => Promise<{ capRunsOutAt: Date | null; backfillFinishesAt: Date | null }>;
 
 export interface Metrics {
   readonly registry: Registry;
@@ -48,10 +51,13 @@ export interface Metrics {
   readonly crmCredentialsOk: Gauge<'crm'>;
   /** Deals due a deal-signal write, by how it ended (src/pipelines/dealSignals.ts). */
   readonly dealSignalWrites: Counter<'outcome'>;
+  /** 1 while a silence or drift condition is raised (src/drift/), by condition. */
+  readonly driftWarning: Gauge<'condition'>;
   setBudgetStatsSource(fn: BudgetStatsSource | null): void;
   setJobQueueDepthSource(fn: JobQueueDepthSource | null): void;
   setSyncCallsSource(fn: SyncCallsSource | null): void;
   setCursorUpdatedSource(fn: CursorUpdatedSource | null): void;
+  setForecastSource(fn: ForecastSource | null): void;
   /** The exposition text of every metric on the registry. */
   render(): Promise<string>;
 }
@@ -73,6 +79,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
   let jobQueueSource: JobQueueDepthSource | null = null;
   let syncCallsSource: SyncCallsSource | null = null;
   let cursorSource: CursorUpdatedSource | null = null;
+  let forecastSource: ForecastSource | null = null;
 
   const sourceErrors = new Counter({
     name: 'crmsync_metrics_source_errors_total',
@@ -163,6 +170,12 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       labelNames: ['outcome'] as const,
       registers,
     }),
+    driftWarning: new Gauge({
+      name: 'crmsync_drift_warning',
+      help: 'Whether a silence or drift condition is raised (1) or not (0): webhook_silence, service_behind, no_match_rise',
+      labelNames: ['condition'] as const,
+      registers,
+    }),
     setBudgetStatsSource: (fn) => {
       budgetSource = fn;
     },
@@ -175,11 +188,15 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
     setCursorUpdatedSource: (fn) => {
       cursorSource = fn;
     },
+    setForecastSource: (fn) => {
+      forecastSource = fn;
+    },
     render: () => registry.metrics(),
   };
 
   // Zero-initialised so dashboards and alerts see the series before the first event.
   for (const reason of WEBHOOK_REJECTION_REASONS) metrics.webhookRejections.inc({ reason }, 0);
+  for (const condition of DRIFT_CONDITIONS) metrics.driftWarning.set({ condition }, 0);
 
   new Gauge({
     name: 'crmsync_budget_used_today',
@@ -270,6 +287,35 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
         this.set(Number.NaN);
         sourceErrors.inc({ source: 'cursor' });
       }
+    },
+  });
+
+  // The two forecast gauges read the source each (a few indexed reads per scrape).
+  async function readForecast(): Promise<Awaited<ReturnType<ForecastSource>> | null> {
+    if (!forecastSource) return null;
+    try {
+      return await forecastSource();
+    } catch {
+      sourceErrors.inc({ source: 'forecast' });
+      return null;
+    }
+  }
+  new Gauge({
+    name: 'crmsync_budget_cap_exhausted_timestamp_seconds',
+    help: "When the Service's daily cap runs out at the last minute's pace (Unix time); now once reached; NaN when it lasts the UTC day, is unlimited or idle",
+    registers,
+    async collect() {
+      const at = (await readForecast())?.capRunsOutAt;
+      this.set(at ? at.getTime() / 1000 : Number.NaN);
+    },
+  });
+  new Gauge({
+    name: 'crmsync_backfill_eta_timestamp_seconds',
+    help: "When the calls queued at backfill priority would be synced at the plan's rate and daily cap less the live reserve (Unix time); NaN when none are queued",
+    registers,
+    async collect() {
+      const at = (await readForecast())?.backfillFinishesAt;
+      this.set(at ? at.getTime() / 1000 : Number.NaN);
     },
   });
 

@@ -23,6 +23,7 @@ import {
   type SyncStatusRecord,
 } from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
+import { noMatchReason } from '../sync/skipReasons.js';
 import { callFactsOf } from './callFacts.js';
 import { adoptWritten, holdsEverything, readLedger, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
@@ -147,7 +148,7 @@ async function prepare(deps: PipelineDeps, item: WritebackItem, ledger: Ledger):
     company: call.participant?.company ?? undefined,
   });
   if (lookup.matchedBy === 'none' || (!lookup.contact && !lookup.company)) {
-    return settle(deps, record, 'skipped', `no CRM record matches ${email}`);
+    return settle(deps, record, 'skipped', noMatchReason(email));
   }
 
   let drafts = (await listFollowupDrafts(db, callId)).map((d) => d.raw as DraftInput);

@@ -27,6 +27,14 @@ function toSyncEvent(row: SyncEventRow): SyncEventRecord {
   };
 }
 
+/**
+ * The history line of a `crm-sync rematch` move (state kept: written_back to written_back), and how
+ * readers tell it from a failed try, which also keeps the state.
+ */
+export const rematchDetail = (change: string) => `rematch: ${change}`;
+export const isRematchEvent = (e: Pick<SyncEventRecord, 'fromState' | 'toState' | 'detail'>) =>
+  e.fromState === e.toState && (e.detail ?? '').startsWith('rematch: ');
+
 /** Longest detail kept; error messages from CRMs can be whole HTML pages. */
 const MAX_DETAIL = 2000;
 

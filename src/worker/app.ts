@@ -28,12 +28,13 @@ import { closeHttp } from './closeHttp.js';
 import { createCrmCredentialMonitor } from './crmCredentials.js';
 import { createHousekeeping } from './housekeeping.js';
 import { flushDealsQuietly } from '../pipelines/dealSignals.js';
+import { createDriftMonitor } from '../drift/monitor.js';
 import { createDbInbox } from './inbox.js';
 import { createPoller, POLL_CURSOR } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
 import { recordExhaustedJobs } from './jobOutcome.js';
 import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
-import { collectStatus } from './status.js';
+import { collectForecast, collectStatus, forecastTimes } from './status.js';
 import { adminRoutes } from './adminRoutes.js';
 import { boundAddress } from './boundAddress.js';
 import { consoleRoutes } from '../console/routes.js';
@@ -142,6 +143,14 @@ export async function startWorker(
       onRequeued: (call) => metrics.callsRequeued.inc({ state: call.state }),
       onEnqueued: () => runner.wake(),
       flushDeals: () => flushDealsQuietly(pipeline),
+      drift: createDriftMonitor({
+        db,
+        crm: config.crm,
+        clock,
+        logger,
+        thresholds: config.drift,
+        setGauge: (condition, raised) => metrics.driftWarning.set({ condition }, raised ? 1 : 0),
+      }),
     });
     const poller = createPoller(
       { db, crm: config.crm, service, clock, logger, onEnqueued: () => runner.wake(), housekeeping },
@@ -153,13 +162,18 @@ export async function startWorker(
         maxPagesPerRun: 50,
       },
     );
+    const statusDeps = {
+      db,
+      crm: config.crm,
+      clock,
+      limits: config.service.limits,
+      ledger,
+      reserves: config.service,
+      drift: config.drift,
+    };
     const status = () =>
       collectStatus({
-        db,
-        crm: config.crm,
-        clock,
-        limits: config.service.limits,
-        ledger,
+        ...statusDeps,
         budgetStats: () => budget.stats(),
         worker: () => ({
           workerId,
@@ -171,6 +185,7 @@ export async function startWorker(
         }),
       });
     metrics.setBudgetStatsSource(() => budget.stats());
+    metrics.setForecastSource(async () => forecastTimes(await collectForecast(statusDeps), clock.now()));
     metrics.setSyncCallsSource(() => countSyncStatusByState(db, { crm: config.crm }));
     metrics.setCursorUpdatedSource(async () => (await getCursor(db, POLL_CURSOR))?.updatedAt ?? null);
     metrics.setJobQueueDepthSource(async () =>

@@ -6,9 +6,12 @@
  * - gives every call a way out: a call in a working state with no queued or running job would
  *   never move again (its last job failed, or a webhook that should have queued the next step
  *   was lost), so it gets a write-back job, which reads the call and moves it on;
- * - writes the deal signals still due after a failed try (src/pipelines/dealSignals.ts).
+ * - writes the deal signals still due after a failed try (src/pipelines/dealSignals.ts);
+ * - runs the silence-and-drift check (src/drift/monitor.ts) every minute, which raises and
+ *   clears its warnings.
  */
 import type { CrmName } from '../crm/types.js';
+import type { DriftMonitor } from '../drift/monitor.js';
 import type { Logger } from '../log/logger.js';
 import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../pipelines/jobs.js';
 import { Prisma } from '../generated/prisma/client.js';
@@ -26,6 +29,7 @@ export const STRANDED_AFTER_MS = 5 * 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const REQUEUE_EVERY_MS = 5 * 60_000;
 const REQUEUE_BATCH = 500;
+const DRIFT_CHECK_EVERY_MS = 60_000;
 
 export async function pruneOldRows(db: Db, nowMs: number): Promise<{ webhooks: number; jobs: number }> {
   const webhooks = await pruneWebhookInbox(db, new Date(nowMs - KEEP_WEBHOOKS_MS));
@@ -73,7 +77,10 @@ export async function requeueStrandedCalls(
 }
 
 export interface Housekeeping {
-  /** Does whatever housekeeping is due (pruning at most hourly, requeuing every five minutes). */
+  /**
+   * Does whatever housekeeping is due (pruning at most hourly, requeuing every five minutes, the
+   * drift check every minute).
+   */
   runDue(): Promise<void>;
 }
 
@@ -88,10 +95,12 @@ export function createHousekeeping(deps: {
   onEnqueued?: () => void;
   /** Writes the deals still due a deal-signal write (one whose last try failed for a passing reason). */
   flushDeals?: () => Promise<void>;
+  drift?: DriftMonitor;
 }): Housekeeping {
   const { db, clock, logger } = deps;
   let lastPrune = Number.NEGATIVE_INFINITY;
   let lastRequeue = Number.NEGATIVE_INFINITY;
+  let lastDriftCheck = Number.NEGATIVE_INFINITY;
   return {
     async runDue() {
       const now = clock.now();
@@ -105,6 +114,10 @@ export function createHousekeeping(deps: {
         if (stranded.length > 0) deps.onEnqueued?.();
         // Without this, such a deal would wait for the next write-back batch however long it takes.
         await deps.flushDeals?.();
+      }
+      if (deps.drift && now - lastDriftCheck >= DRIFT_CHECK_EVERY_MS) {
+        lastDriftCheck = now;
+        await deps.drift.check();
       }
       if (now - lastPrune >= PRUNE_EVERY_MS) {
         lastPrune = now;

@@ -1,15 +1,28 @@
 /**
  * The operator's view of the worker, for `crm-sync status`, GET /status and the metrics: calls
  * by sync state, recent failures with reasons, the Service budget, job queue depth per priority,
- * and the cursor's position and age. Reads only the database (plus in-process budget counters
- * when given), so the CLI can show it without a running worker.
+ * and the cursor's position and age, the budget forecast (when the daily cap runs out at the
+ * current pace, when the queued backfill would finish) and the silence-and-drift warnings. Reads
+ * only the database (plus in-process budget counters when given), so the CLI can show it without
+ * a running worker.
  */
+import {
+  backfillShare,
+  projectDailyCap,
+  projectFinish,
+  requestsPerCall,
+  type CapProjection,
+  type RequestsPerCall,
+} from '../budget/forecast.js';
 import type { BudgetStats, SlotLedger } from '../budget/types.js';
 import type { PlanLimits } from '../budget/plans.js';
 import type { CrmName } from '../crm/types.js';
+import { detectDrift, type DriftThresholds, type DriftWarning } from '../drift/detectors.js';
+import { readDriftFacts } from '../drift/facts.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { getCursor } from '../store/cursorRepo.js';
 import type { Db } from '../store/database.js';
+import { countDueBackfillJobs, requestHistory } from '../store/forecastQueries.js';
 import { countHeldJobs, countJobs } from '../store/jobAdmin.js';
 import { recentSkips } from '../store/syncEventRepo.js';
 import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatusRepo.js';
@@ -49,6 +62,23 @@ export interface StatusSnapshot {
     updatedAt: string | null;
     ageSeconds: number | null;
   };
+  forecast: {
+    /** When the daily cap runs out at the last minute's pace (src/budget/forecast.ts). */
+    dailyCap: { kind: CapProjection['kind']; at: string | null };
+    /**
+     * When the jobs due at backfill priority (store/forecastQueries.ts) would be done, at the
+     * plan's rate and daily cap less the live reserve; null when none are due (or the reserves
+     * were not given).
+     */
+    backfill: {
+      queuedCalls: number;
+      requestsPerCall: RequestsPerCall;
+      requests: number;
+      finishesAt: string;
+    } | null;
+  };
+  /** Silence and drift warnings raised now (src/drift/detectors.ts); empty when all is well. */
+  drift: DriftWarning[];
   worker?: Record<string, unknown>;
 }
 
@@ -61,6 +91,10 @@ export interface StatusDeps {
   /** In-process counters (queued per priority) when the worker itself answers. */
   budgetStats?: () => BudgetStats;
   worker?: () => Record<string, unknown>;
+  /** The budget's live reserves (config), for the backfill ETA; without them it is left out. */
+  reserves?: { liveWindowReserve: number; liveDailyReserve: number };
+  /** Drift thresholds (config); without them no drift warnings are judged. */
+  drift?: DriftThresholds;
 }
 
 export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
@@ -81,6 +115,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     if (j.state === 'queued') queuedByPriority[budgetPriorityOf(j.priority)]! += j.count;
   }
   const inProcess = deps.budgetStats?.();
+  const [forecast, drift] = await Promise.all([forecastFrom(deps, nowMs, ledger), judgeDrift(deps, nowMs)]);
   return {
     generatedAt: new Date(nowMs).toISOString(),
     crm: deps.crm,
@@ -113,6 +148,69 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
       updatedAt: cursor?.updatedAt.toISOString() ?? null,
       ageSeconds: cursor ? Math.round((nowMs - cursor.updatedAt.getTime()) / 1000) : null,
     },
+    forecast,
+    drift,
     ...(deps.worker ? { worker: deps.worker() } : {}),
   };
+}
+
+async function judgeDrift(deps: StatusDeps, nowMs: number): Promise<DriftWarning[]> {
+  const thresholds = deps.drift;
+  if (!thresholds) return [];
+  const facts = await readDriftFacts(deps.db, { crm: deps.crm, nowMs, thresholds });
+  return detectDrift(facts, thresholds, nowMs);
+}
+
+/** The forecast's two times, for the metrics: a cap already reached ran out now. */
+export function forecastTimes(
+  forecast: StatusSnapshot['forecast'],
+  nowMs: number,
+): { capRunsOutAt: Date | null; backfillFinishesAt: Date | null } {
+  const cap = forecast.dailyCap;
+  return {
+    capRunsOutAt: cap.at ? new Date(cap.at) : cap.kind === 'reached' ? new Date(nowMs) : null,
+    backfillFinishesAt: forecast.backfill ? new Date(forecast.backfill.finishesAt) : null,
+  };
+}
+
+/** The forecast alone (for the metrics): the ledger and the backfill queue, nothing else. */
+export async function collectForecast(deps: StatusDeps): Promise<StatusSnapshot['forecast']> {
+  const nowMs = deps.clock.now();
+  return forecastFrom(deps, nowMs, await deps.ledger.snapshot(nowMs));
+}
+
+async function forecastFrom(
+  deps: StatusDeps,
+  nowMs: number,
+  ledger: { usedToday: number; inLastMinute: number },
+): Promise<StatusSnapshot['forecast']> {
+  const cap = projectDailyCap({
+    usedToday: ledger.usedToday,
+    dailyCap: deps.limits.dailyCap,
+    inLastMinute: ledger.inLastMinute,
+    nowMs,
+  });
+  return {
+    dailyCap: { kind: cap.kind, at: cap.kind === 'runs_out' ? cap.at.toISOString() : null },
+    backfill: await backfillForecast(deps, nowMs, ledger.usedToday),
+  };
+}
+
+async function backfillForecast(
+  deps: StatusDeps,
+  nowMs: number,
+  usedToday: number,
+): Promise<StatusSnapshot['forecast']['backfill']> {
+  if (!deps.reserves) return null;
+  const queuedCalls = await countDueBackfillJobs(deps.db, nowMs);
+  if (queuedCalls === 0) return null;
+  const perCall = requestsPerCall(await requestHistory(deps.db, { crm: deps.crm, nowMs }));
+  const requests = Math.ceil(queuedCalls * perCall.value);
+  const finishesAt = projectFinish({
+    requests,
+    nowMs,
+    usedToday,
+    share: backfillShare(deps.limits, deps.reserves),
+  });
+  return { queuedCalls, requestsPerCall: perCall, requests, finishesAt: finishesAt.toISOString() };
 }

@@ -111,12 +111,17 @@ export function removeConfigDirs(): void {
 }
 
 /** Runs `npx tsx src/cli/main.ts ...args` from the repository root with exactly these settings. */
-export function crmSync(args: string[], env: Env): Promise<{ code: number; stdout: string; stderr: string }> {
+export function crmSync(
+  args: string[],
+  env: Env,
+  /** Commands that open a database need longer on a loaded machine. */
+  timeoutMs = 25_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       'npx',
       ['tsx', 'src/cli/main.ts', ...args],
-      { cwd: REPO_ROOT, env: childEnv(env), timeout: 25_000 },
+      { cwd: REPO_ROOT, env: childEnv(env), timeout: timeoutMs },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
         resolve({ code, stdout, stderr });

@@ -34,6 +34,29 @@ describe('configuration', () => {
     expect(c.crm).toBe('hubspot');
   });
 
+  it('reads the drift thresholds in minutes, with defaults, 0 turning a check off', () => {
+    expect(parseConfig(base).drift).toEqual({
+      webhookSilenceMs: 30 * 60_000,
+      analysisLagMs: 120 * 60_000,
+      noMatchWindowMs: 60 * 60_000,
+      noMatchRise: 0.25,
+      noMatchMinCalls: 10,
+    });
+    const c = parseConfig({
+      ...base,
+      WEBHOOK_SILENCE_MINUTES: '0',
+      ANALYSIS_LAG_MINUTES: '45',
+      NO_MATCH_RISE: '0.4',
+    });
+    expect(c.drift).toMatchObject({ webhookSilenceMs: 0, analysisLagMs: 45 * 60_000, noMatchRise: 0.4 });
+    expect(
+      problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', NO_MATCH_RISE: '25', WEBHOOK_SILENCE_MINUTES: '-1' }),
+    ).toEqual([
+      'WEBHOOK_SILENCE_MINUTES: expected a whole number of minutes (0 = off) (got "-1")',
+      'NO_MATCH_RISE: expected a fraction between 0 and 1 (got "25")',
+    ]);
+  });
+
   it('names a bad variable and what it expects', () => {
     const problems = problemsOf({ ...base, SERVICE_PLAN: 'gold', PORT: 'eighty', HUBSPOT_ACCESS_TOKEN: 't' });
     expect(problems).toEqual(

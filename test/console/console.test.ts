@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { MatchDecision } from '../../src/crm/match/types.js';
+import { DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
 import { accessKeys } from '../../src/http/access.js';
 import { consoleRoutes } from '../../src/console/routes.js';
 import { adminRoutes } from '../../src/worker/adminRoutes.js';
@@ -13,6 +14,7 @@ import { consolePublicRoutes } from '../../src/console/publicRoutes.js';
 import { recordLinker } from '../../src/console/links.js';
 import { loadOverview } from '../../src/console/overview.js';
 import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
+import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
 import { recordSyncError, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { collectStatus } from '../../src/worker/status.js';
@@ -65,6 +67,8 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
           clock,
           limits: { ratePerMinute: 60, burstPerSecond: 10, dailyCap: 100 },
           ledger: createDbSlotLedger({ db }),
+          reserves: { liveWindowReserve: 1, liveDailyReserve: 0.1 },
+          drift: DEFAULT_DRIFT_THRESHOLDS,
         }),
       links: recordLinker({
         crm: 'salesforce',
@@ -147,6 +151,26 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     expect(res.body).toContain('data-count="all:failed">2<');
     expect(res.body).toContain('data-count="week:discovered">0<');
     expect(res.body).not.toMatch(/<script>|style="/);
+    expect(res.body).not.toContain('data-budget="backfill"');
+  });
+
+  it('shows the backfill ETA while calls are due at backfill priority', async () => {
+    const db = current().db.prisma;
+    const job = await enqueueJob(db, {
+      kind: 'writeback',
+      key: 'writeback:console_backfill',
+      priority: JOB_PRIORITY.backfill,
+      now: new Date(NOW - 60_000),
+    });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/console', headers: auth });
+      // One call, 2.01 requests -> 3, at 59/min from 15:30 UTC: done within the minute.
+      expect(res.body).toMatch(
+        /data-budget="backfill">Backfill: 1 call\(s\) queued, about 3 requests; done by 2026-01-07 15:3\d UTC\./,
+      );
+    } finally {
+      await db.job.delete({ where: { id: BigInt(job.id) } });
+    }
   });
 
   it('groups failures by code with a fix hint and a replay form carrying the CSRF token', async () => {

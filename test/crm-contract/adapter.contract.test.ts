@@ -16,7 +16,7 @@ import {
   lookupFieldsFor,
   requiredFields,
 } from '../../src/mapping/index.js';
-import { writtenQueryFor } from '../../src/mapping/writeback.js';
+import { linksOf, writtenQueryFor } from '../../src/mapping/writeback.js';
 import { outcomeOf } from '../../src/pipelines/outcome.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { hubSpotDriver, salesforceDriver, type CrmDriver } from './drivers.js';
@@ -227,6 +227,40 @@ describe.each([
     const report = await driver.adapter().verifySetup(requiredFields(mapping()));
     expect(report.checks.filter((c) => !c.ok)).toEqual([]);
     expect(report.ok).toBe(true);
+  });
+
+  it('moves an activity to the deal another rule chooses: once, and one failure stays its own', async () => {
+    const walt = { email: 'walt@wayne.example' };
+    const soonest = await lookup(walt);
+    const latest = await driver
+      .adapter()
+      .lookup(walt, lookupFieldsFor(mapping()), { orderBy: 'close_date_desc', limit: 3 });
+    expect([soonest.decision!.deal.label, latest.decision!.deal.label]).toEqual([
+      'Wayne - Renewal 2027',
+      'Wayne - Gotham Expansion',
+    ]);
+    const call = { id: `call-moved-${driver.crm}`, created_at: '2026-11-22T10:00:00Z', participant: walt };
+    const input = { call, analysis: null, followups: [], lookup: soonest };
+    const [written] = await driver.adapter().upsertActivities([await buildActivity(mapping(), input)]);
+    if (!written?.ok) throw new Error('activity not written');
+    const move = { callId: call.id, activityId: written.id, from: linksOf(soonest), to: linksOf(latest) };
+    const missing = {
+      ...move,
+      callId: 'call-gone',
+      activityId: driver.crm === 'hubspot' ? '999999' : '00T000000000999AAA',
+    };
+
+    const dry = await driver.adapter().moveActivityLinks([move], { dryRun: true });
+    expect(dry).toEqual([{ key: call.id, ok: true, writes: expect.any(Number) as number }]);
+    const [first, gone] = await driver.adapter().moveActivityLinks([move, missing]);
+    expect(first).toEqual(dry[0]);
+    expect(first).toMatchObject({ writes: expect.toSatisfy((n: number) => n > 0) as number });
+    expect(gone).toMatchObject({ key: 'call-gone', ok: false });
+    // The CRM now shows the new links: the same move again has nothing to write.
+    expect(await driver.adapter().moveActivityLinks([move])).toEqual([{ key: call.id, ok: true, writes: 0 }]);
+    // And back, so the move did change what the CRM holds.
+    const back = await driver.adapter().moveActivityLinks([{ ...move, from: move.to, to: move.from }]);
+    expect(back[0]).toMatchObject({ ok: true, writes: expect.toSatisfy((n: number) => n > 0) as number });
   });
 
   it("recovers from the CRM's rate limit: the write waits, then lands once", async () => {

@@ -142,6 +142,31 @@ describe('HubSpot sandbox over raw HTTP', () => {
     ]);
   });
 
+  it('batch archive removes every link between each pair, both ways, and answers 204 even for pairs not linked', async () => {
+    const created = await api('POST', '/crm/v3/objects/notes', {
+      properties: { hs_timestamp: '2026-01-01T00:00:00Z' },
+    });
+    const noteId = created.body.id as string;
+    const { acmeAddon, acmeRenewal } = sb.state.refs.deals;
+    for (const deal of [acmeAddon, acmeRenewal]) {
+      await api('PUT', `/crm/v4/objects/notes/${noteId}/associations/deals/${deal}`, [
+        { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 214 },
+      ]);
+    }
+    const archived = await api('POST', '/crm/v4/associations/notes/deals/batch/archive', {
+      inputs: [{ from: { id: noteId }, to: [{ id: acmeAddon }, { id: '424242' }] }],
+    });
+    expect(archived).toMatchObject({ status: 204, body: {} });
+    const left = await api('GET', `/crm/v4/objects/notes/${noteId}/associations/deals`);
+    expect(left.body.results.map((r: Json) => String(r.toObjectId))).toEqual([acmeRenewal]);
+    const inverse = await api('GET', `/crm/v4/objects/deals/${acmeAddon}/associations/notes`);
+    expect(inverse.body.results).toEqual([]);
+    const tooMany = await api('POST', '/crm/v4/associations/notes/deals/batch/archive', {
+      inputs: Array.from({ length: 1001 }, () => ({ from: { id: noteId }, to: [] })),
+    });
+    expect(tooMany.status).toBe(400);
+  });
+
   it('reads by a unique idProperty, with v3 associations', async () => {
     const r = await api(
       'GET',

@@ -204,12 +204,16 @@ export async function stopWorker(worker: WorkerProcess, timeoutMs = 25_000): Pro
 }
 
 /** Runs `node bin/crm-sync.js ...args` to completion. */
-export function runCli(args: string[], env: Env): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Env,
+  timeoutMs = 30_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { cwd: REPO_ROOT, env: childEnv({ ...env, LOG_LEVEL: 'silent' }), timeout: 30_000 },
+      { cwd: REPO_ROOT, env: childEnv({ ...env, LOG_LEVEL: 'silent' }), timeout: timeoutMs },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
         resolve({ code, stdout, stderr });

@@ -46,13 +46,14 @@ function metricNamesIn(expr: string): string[] {
 }
 
 describe('Prometheus alert rules', () => {
-  it('covers the five conditions the admin guide promises', () => {
+  it('covers the six conditions the admin guide promises', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'CrmSyncNoWebhooks',
       'CrmSyncJobFailureRate',
       'CrmSyncBudgetRunsOutToday',
       'CrmSyncCursorStale',
       'CrmSyncCrmCredentialsRejected',
+      'CrmSyncDrift',
     ]);
   });
 

@@ -10,6 +10,7 @@ import { registerStatus } from './status.js';
 import { registerReplay } from './replay.js';
 import { registerBackfill } from './backfill.js';
 import { registerMatch } from './match.js';
+import { registerRematch } from './rematch.js';
 
 /** Every subcommand, in the order `crm-sync --help` lists them. */
 export function registerCommands(program: Command): void {
@@ -18,6 +19,7 @@ export function registerCommands(program: Command): void {
   registerReplay(program);
   registerBackfill(program);
   registerMatch(program);
+  registerRematch(program);
   registerSandbox(program);
   registerMigrate(program);
   registerDb(program);

@@ -4,7 +4,9 @@ import type { Command } from 'commander';
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description('Show calls by sync state, recent failures, budget use, queue depth and the cursor')
+    .description(
+      'Show calls by sync state, recent failures, budget use and forecast, queue depth, the cursor and drift warnings',
+    )
     .option('--json', 'print JSON')
     .option('--call <id>', "show one call's sync row and its history")
     .action(async (opts: { json?: boolean; call?: string }) => {
@@ -35,6 +37,8 @@ export function registerStatus(program: Command): void {
             clock: systemClock,
             limits: config.service.limits,
             ledger: createDbSlotLedger({ db: database.prisma }),
+            reserves: config.service,
+            drift: config.drift,
           });
         } else {
           output = await askWorker(config, '/status');

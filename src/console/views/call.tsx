@@ -2,6 +2,7 @@ import type { MatchChoice } from '../../crm/match/types.js';
 import type { CallDetail, LandedRecord } from '../callDetail.js';
 import { utc } from '../format.js';
 import { fixHint } from '../hints.js';
+import { historyChange } from '../historyChange.js';
 import { ActionForm } from './layout.js';
 
 const KIND_LABEL: Record<LandedRecord['kind'], string> = {
@@ -118,13 +119,7 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
             {d.history.map((e) => (
               <tr>
                 <td class="nowrap">{utc(e.at)}</td>
-                <td class="nowrap">
-                  {e.fromState === null
-                    ? `→ ${e.toState}`
-                    : e.fromState === e.toState
-                      ? `${e.toState} (try failed)`
-                      : `${e.fromState} → ${e.toState}`}
-                </td>
+                <td class="nowrap">{historyChange(e)}</td>
                 <td>{e.detail ?? ''}</td>
               </tr>
             ))}

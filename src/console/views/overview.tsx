@@ -77,6 +77,12 @@ export function OverviewBody({ o }: { o: Overview }) {
           ></meter>
         )}
         <p data-budget="projection">{projectionText(o.capProjection)}</p>
+        {s.forecast?.backfill ? (
+          <p data-budget="backfill">
+            Backfill: {count(s.forecast.backfill.queuedCalls)} call(s) queued, about{' '}
+            {count(s.forecast.backfill.requests)} requests; done by {utc(s.forecast.backfill.finishesAt)}.
+          </p>
+        ) : null}
         <p class="muted">
           Last minute: {count(s.budget.inLastMinute)} (plan {count(s.budget.plan.ratePerMinute)}/min) · last
           second: {count(s.budget.inLastSecond)}

@@ -21,6 +21,7 @@ import { toHubSpotProperties } from './values.js';
 import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
 import { findWrittenCalls } from './written.js';
 import { readDeals, updateDeals } from './deals.js';
+import { moveEngagementLinks } from './relink.js';
 
 export interface HubSpotAdapterDeps {
   /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
@@ -153,6 +154,10 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
 
     findWritten(callIds, query = {}) {
       return findWrittenCalls(run, callIds, query, { callIdProperty, followupIdProperty });
+    },
+
+    moveActivityLinks(moves, options) {
+      return moveEngagementLinks(run, 'calls', CALL_LINKS, moves, options);
     },
 
     verifySetup(required: FieldRequirement[], options = {}) {

@@ -96,6 +96,11 @@ export interface HubSpotApi {
     to: string,
     inputs: { fromId: string; toId: string; typeId: number }[],
   ): Promise<{ errors: BatchError[] }>;
+  /**
+   * v4 batch archive: removes every association between each `fromId` and its `toIds` (all type
+   * ids). HubSpot answers 204 with no body, also for pairs that were not linked.
+   */
+  archiveAssociations(from: string, to: string, inputs: { fromId: string; toIds: string[] }[]): Promise<void>;
   listProperties(type: string): Promise<PropertyInfo[]>;
   createGroup(type: string, name: string, label: string): Promise<void>;
   createProperties(
@@ -146,6 +151,7 @@ export function createHubSpotApi(
   type Update = Parameters<typeof objects.batchApi.update>[1];
   type AssocCreate = Parameters<typeof assoc.batchApi.create>[2];
   type AssocRead = Parameters<typeof assoc.batchApi.getPage>[2];
+  type AssocArchive = Parameters<typeof assoc.batchApi.archive>[2];
   type PropCreate = Parameters<typeof props.batchApi.create>[1];
 
   const errorsOf = (r: unknown): BatchError[] =>
@@ -217,6 +223,12 @@ export function createHubSpotApi(
         })),
       };
       return { errors: errorsOf(await assoc.batchApi.create(from, to, body as unknown as AssocCreate)) };
+    },
+    async archiveAssociations(from, to, inputs) {
+      const body = {
+        inputs: inputs.map((i) => ({ _from: { id: i.fromId }, to: i.toIds.map((id) => ({ id })) })),
+      };
+      await assoc.batchApi.archive(from, to, body as unknown as AssocArchive);
     },
     async listProperties(type) {
       const r = await props.coreApi.getAll(type);

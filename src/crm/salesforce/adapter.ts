@@ -15,6 +15,7 @@ import { ControlledTransport, proxyResolver } from './transport.js';
 import { KnownKeys, upsertActivities, upsertFollowups, type KeyFields } from './writes.js';
 import { findWrittenCalls } from './written.js';
 import { readDeals, updateDeals } from './deals.js';
+import { moveTaskLinks } from './relink.js';
 
 export interface SalesforceAdapterDeps {
   config: SalesforceConfig;
@@ -129,6 +130,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
       await call('limits', () => conn.limits());
     },
     findWritten: (callIds, query = {}) => findWrittenCalls(ctx, callIds, query, keys),
+    moveActivityLinks: (moves, options) => moveTaskLinks(ctx, moves, options),
     verifySetup: (required, options) => {
       // The mapping names its key fields; without one, the default activity key is still needed.
       const hasKey = required.some((r) => r.object === 'Task' && r.unique);

@@ -215,6 +215,16 @@ export class HubSpotStore {
     return true;
   }
 
+  /** Removes every association (all type ids) between two records, both ways; false when there was none. */
+  dissociate(fromType: ObjectType, fromId: string, toType: ObjectType, toId: string): boolean {
+    const linking = (a: AssociationRow) =>
+      (a.fromType === fromType && a.fromId === fromId && a.toType === toType && a.toId === toId) ||
+      (a.fromType === toType && a.fromId === toId && a.toType === fromType && a.toId === fromId);
+    const before = this.associations.length;
+    this.associations = this.associations.filter((a) => !linking(a));
+    return this.associations.length !== before;
+  }
+
   /** The records of `toType` associated with one record, each with every type id linking them. */
   associated(
     fromType: ObjectType,

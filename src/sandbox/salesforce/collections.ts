@@ -142,7 +142,11 @@ export function collectionCreate(store: OrgStore, body: unknown, ownerId: string
   return apply(store, plans, allOrNone, ownerId, false);
 }
 
-/** `PATCH composite/sobjects`: update up to 200 records by id. */
+/**
+ * `PATCH composite/sobjects`: update up to 200 records by id, each with its `attributes.type`
+ * (REST API Developer Guide, "Update Records Using sObject Collections"); `rematch` moves a call
+ * Task's WhoId/WhatId this way.
+ */
 export function collectionUpdate(store: OrgStore, body: unknown, ownerId: string): SaveResult[] {
   const { records, allOrNone } = readRecords(body);
   const plans = records.map((rec): Planned => {

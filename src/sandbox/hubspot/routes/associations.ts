@@ -20,8 +20,8 @@ const BATCH_READ_PAGE = 500;
 
 /**
  * Associations v4 (HubSpot associations v4 guide; public spec associations.json): list, batch read
- * (an input without links is a NO_ASSOCIATIONS_FOUND error in a 207), batch create, and the single
- * PUTs (201 labelled, 200 default).
+ * (an input without links is a NO_ASSOCIATIONS_FOUND error in a 207), batch create, batch archive,
+ * and the single PUTs (201 labelled, 200 default).
  */
 export function registerAssociations(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
@@ -141,6 +141,23 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
     }
     reply.code(errors.length > 0 ? 207 : 201);
     return batchEnvelope(state, results, errors);
+  });
+
+  // Removes all associations between each `from` and its `to` ids; 204 with no body, also for pairs
+  // not linked (API reference "Associations v4 > Batch > Delete":
+  // developers.hubspot.com/docs/api-reference/crm-associations-v4/batch/post-crm-v4-associations-fromObjectType-toObjectType-batch-archive).
+  // The SDK's batchApi.archive expects 204.
+  app.post<{
+    Params: { from: string; to: string };
+    Body: { inputs?: { from?: { id?: string }; to?: { id?: string }[] }[] };
+  }>('/crm/v4/associations/:from/:to/batch/archive', async (req, reply) => {
+    const { from, to, inputs } = batchRequest(req.params, req.body);
+    for (const input of inputs) {
+      const fromId = String(input.from?.id ?? '');
+      for (const target of input.to ?? []) store.dissociate(from, fromId, to, String(target.id ?? ''));
+    }
+    reply.code(204);
+    return null;
   });
 
   // Answers 200; the SDK's createDefault accepts only 200.
