@@ -19,9 +19,10 @@ import {
   type CrmLookup,
   type CrmName,
 } from '../crm/types.js';
-import { dealRuleFor, linksOf, lookupFieldsFor } from '../mapping/index.js';
+import { dealRuleFor, dealTarget, linksOf, lookupFieldsFor } from '../mapping/index.js';
 import type { Mapping } from '../mapping/types.js';
 import type { Db } from '../store/database.js';
+import { moveDealCalls } from '../store/dealSignalRepo.js';
 import { listWrittenSince, recordRematch } from '../store/rematchRepo.js';
 import { rematchDetail } from '../store/syncEventRepo.js';
 import type { SyncStatusRecord } from '../store/syncStatusRepo.js';
@@ -160,6 +161,7 @@ async function rematchPage(
     for (const p of planned) fail(p.row.callId, p.change, error);
     return;
   }
+  const dealMoves: { callId: string; dealId: string | null }[] = [];
   for (const [i, { row, lookup, change, move }] of planned.entries()) {
     const result = results[i];
     if (!result?.ok) {
@@ -179,6 +181,8 @@ async function rematchPage(
           decision: lookup.decision,
           detail: rematchDetail(change),
         });
+        if (move.from.dealId !== move.to.dealId)
+          dealMoves.push({ callId: row.callId, dealId: move.to.dealId ?? null });
       }
     } catch (error) {
       fail(row.callId, change, error);
@@ -194,6 +198,11 @@ async function rematchPage(
           ? 'the CRM already showed the new links'
           : `${result.writes} CRM write(s)${summary.dryRun ? ' to make' : ''}`,
     });
+  }
+  // The moved calls' deal signals follow them: both deals become due, and the worker writes them
+  // with its next write-back batch or housekeeping pass (src/pipelines/dealSignals.ts).
+  if (dealMoves.length > 0 && dealTarget(deps.mapping)) {
+    await moveDealCalls(deps.db, { crm: deps.crmName, moves: dealMoves, now: new Date(deps.clock.now()) });
   }
 }
 

@@ -28,6 +28,9 @@ export interface DealLedgerRow {
   lastError: string | null;
 }
 
+/** What orders a call among its deal's calls. */
+type CallStart = Pick<DealCallFacts, 'callId' | 'startedAt'>;
+
 export interface CallOnDealFacts {
   dealId: string;
   facts: DealCallFacts;
@@ -68,22 +71,81 @@ export async function recordDealCalls(
         overall_score = EXCLUDED.overall_score, objections_detected = EXCLUDED.objections_detected,
         objections_handled = EXCLUDED.objections_handled, next_steps = EXCLUDED.next_steps,
         recorded_at = EXCLUDED.recorded_at`;
-    // The row comparison keeps the newest by (start, call id) whatever order calls arrive in, and
-    // is one statement, so two processes recording calls of one deal cannot both win. Ids compare
-    // byte-wise (COLLATE "C"), as isNewer compares them, whatever the database's collation.
+    await advanceNewest(tx, crm, newest, now);
+  });
+}
+
+/**
+ * Moves each deal's newest call to the given one when it is newer. The row comparison keeps the
+ * newest by (start, call id) whatever order calls arrive in, and is one statement, so two
+ * processes recording calls of one deal cannot both win. Ids compare byte-wise (COLLATE "C"), as
+ * isNewer compares them, whatever the database's collation.
+ */
+async function advanceNewest(
+  tx: Prisma.TransactionClient,
+  crm: CrmName,
+  newest: Map<string, CallStart>,
+  now: Date,
+): Promise<void> {
+  if (newest.size === 0) return;
+  await tx.$executeRaw`
+    INSERT INTO deal_signal (crm, deal_id, newest_call_id, newest_started_at, updated_at)
+    VALUES ${Prisma.join(
+      [...newest].map(
+        ([dealId, f]) => Prisma.sql`(${crm}, ${dealId}, ${f.callId}, ${new Date(f.startedAt)}, ${now})`,
+      ),
+    )}
+    ON CONFLICT (crm, deal_id) DO UPDATE
+      SET newest_call_id = EXCLUDED.newest_call_id,
+          newest_started_at = EXCLUDED.newest_started_at,
+          updated_at = EXCLUDED.updated_at
+      WHERE (deal_signal.newest_started_at, deal_signal.newest_call_id COLLATE "C")
+          < (EXCLUDED.newest_started_at, EXCLUDED.newest_call_id COLLATE "C")`;
+}
+
+/**
+ * Calls that `rematch` moved to another deal (or to none): each leaves its old deal and joins its
+ * new one, and both deals become due, since the calls they add up changed. The old deal's newest
+ * call is worked out again from the calls it keeps; a deal left with none gets its fields cleared
+ * by its next write.
+ */
+export async function moveDealCalls(
+  db: Db,
+  input: { crm: CrmName; moves: { callId: string; dealId: string | null }[]; now: Date },
+): Promise<void> {
+  const { crm, now } = input;
+  if (input.moves.length === 0) return;
+  const to = new Map(input.moves.map((m) => [m.callId, m.dealId]));
+  await inTransaction(db, async (tx) => {
+    const rows = await tx.dealCall.findMany({ where: { crm, callId: { in: [...to.keys()] } } });
+    const moved = rows.filter((r) => r.dealId !== to.get(r.callId));
+    if (moved.length === 0) return;
+    const joined = new Map<string, CallStart>();
+    for (const r of moved) {
+      const dealId = to.get(r.callId) ?? null;
+      if (dealId === null) {
+        await tx.dealCall.delete({ where: { crm_callId: { crm, callId: r.callId } } });
+        continue;
+      }
+      await tx.dealCall.update({ where: { crm_callId: { crm, callId: r.callId } }, data: { dealId } });
+      const facts = { callId: r.callId, startedAt: r.startedAt.getTime() };
+      const held = joined.get(dealId);
+      if (!held || isNewer(facts, held)) joined.set(dealId, facts);
+    }
+    await advanceNewest(tx, crm, joined, now);
+    const left = [...new Set(moved.map((r) => r.dealId))];
+    // The newest call the old deal keeps (it stays as it was when it keeps none).
     await tx.$executeRaw`
-      INSERT INTO deal_signal (crm, deal_id, newest_call_id, newest_started_at, updated_at)
-      VALUES ${Prisma.join(
-        [...newest].map(
-          ([dealId, f]) => Prisma.sql`(${crm}, ${dealId}, ${f.callId}, ${new Date(f.startedAt)}, ${now})`,
-        ),
-      )}
-      ON CONFLICT (crm, deal_id) DO UPDATE
-        SET newest_call_id = EXCLUDED.newest_call_id,
-            newest_started_at = EXCLUDED.newest_started_at,
-            updated_at = EXCLUDED.updated_at
-        WHERE (deal_signal.newest_started_at, deal_signal.newest_call_id COLLATE "C")
-            < (EXCLUDED.newest_started_at, EXCLUDED.newest_call_id COLLATE "C")`;
+      UPDATE deal_signal s SET newest_call_id = n.call_id, newest_started_at = n.started_at
+      FROM (
+        SELECT DISTINCT ON (deal_id) deal_id, call_id, started_at FROM deal_call
+        WHERE crm = ${crm} AND deal_id IN (${Prisma.join(left)})
+        ORDER BY deal_id, started_at DESC, call_id COLLATE "C" DESC) n
+      WHERE s.crm = ${crm} AND s.deal_id = n.deal_id`;
+    const due = [...new Set([...left, ...joined.keys()])];
+    await tx.$executeRaw`
+      UPDATE deal_signal SET written_call_id = NULL, updated_at = ${now}
+      WHERE crm = ${crm} AND deal_id IN (${Prisma.join(due)})`;
   });
 }
 

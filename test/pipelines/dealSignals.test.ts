@@ -12,7 +12,13 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { flushDueDeals, syncDealSignals, type DealDeps } from '../../src/pipelines/dealSignals.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { Analysis, Call } from '../../src/service/types.js';
-import { claimDueDeals, getDealLedger, recordDealCall, settleDeal } from '../../src/store/dealSignalRepo.js';
+import {
+  claimDueDeals,
+  getDealLedger,
+  moveDealCalls,
+  recordDealCall,
+  settleDeal,
+} from '../../src/store/dealSignalRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adapterFor } from '../crm-hubspot/helpers.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
@@ -204,6 +210,47 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     }
     const ledger = await getDealLedger(deps.db, 'hubspot', dealId);
     expect(ledger).toMatchObject({ newestCallId: 'call_tie_a', writtenCallId: 'call_tie_a' });
+    expect(await flushDueDeals(deps)).toBe(0);
+  });
+
+  it('calls that rematch moves take their signals along: both deals are written again', async () => {
+    const [from, to] = [freshDeal('From'), freshDeal('To')];
+    const older = written(from, '2026-11-01T09:00:00Z', 30, ['Send pricing']);
+    const newer = written(from, '2026-11-02T09:00:00Z', 90);
+    await syncDealSignals(deps, [older, newer]);
+    expect(deal(from).crmsync_last_call_score).toBe('90');
+
+    await moveDealCalls(deps.db, {
+      crm: 'hubspot',
+      moves: [{ callId: newer.call.id, dealId: to }],
+      now: new Date(clock.now()),
+    });
+    expect(await flushDueDeals(deps)).toBe(2);
+    expect(deal(from)).toMatchObject({
+      crmsync_last_call_score: '30',
+      crmsync_last_next_step: 'Send pricing',
+    });
+    expect(deal(to)).toMatchObject({ crmsync_last_call_score: '90', crmsync_average_score: '90' });
+    expect(await flushDueDeals(deps)).toBe(0);
+
+    // A call moved off every deal: the deal it left, now without calls, gets its fields cleared.
+    await moveDealCalls(deps.db, {
+      crm: 'hubspot',
+      moves: [{ callId: older.call.id, dealId: null }],
+      now: new Date(clock.now()),
+    });
+    expect(await flushDueDeals(deps)).toBe(1);
+    // HubSpot clears a property sent as "" (the sandbox keeps it unset).
+    for (const name of ['crmsync_last_call_score', 'crmsync_last_next_step', 'crmsync_last_call_date']) {
+      expect(deal(from)[name] || undefined, name).toBeUndefined();
+    }
+    expect(await flushDueDeals(deps)).toBe(0);
+    // Moving a call to the deal it is on changes nothing.
+    await moveDealCalls(deps.db, {
+      crm: 'hubspot',
+      moves: [{ callId: newer.call.id, dealId: to }],
+      now: new Date(clock.now()),
+    });
     expect(await flushDueDeals(deps)).toBe(0);
   });
 

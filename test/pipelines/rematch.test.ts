@@ -17,6 +17,7 @@ import type { Mapping } from '../../src/mapping/types.js';
 import { runRematch, type RematchProgress } from '../../src/pipelines/rematch.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { Db } from '../../src/store/database.js';
+import { getDealLedger, recordDealCall } from '../../src/store/dealSignalRepo.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';
 import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
@@ -88,6 +89,14 @@ describe('runRematch', () => {
     );
     await written(db, 'gone-call', 'sam@gmail.com', acme);
 
+    // Its deal signals were recorded on the deal it was written on (src/pipelines/dealSignals.ts).
+    const facts = { startedAt: T0.getTime(), overallScore: 70, objectionsDetected: 0, objectionsHandled: 0 };
+    await recordDealCall(db, {
+      crm: 'hubspot',
+      dealId: deals.acmeAddon!,
+      facts: { callId: 'jane-call', ...facts, nextSteps: [] },
+      now: T0,
+    });
     const largest: Mapping = { ...mapping, dealRule: { orderBy: 'amount_desc', limit: 3 } };
     // A run that moved this call in the CRM, then died before recording it.
     const again = (await getSyncStatus(db, 'jane-again', 'hubspot'))!;
@@ -136,6 +145,16 @@ describe('runRematch', () => {
     expect(await getSyncStatus(db, 'jane-call', 'hubspot')).toMatchObject({
       crmDealId: deals.acmeExpansion,
       updatedAt: new Date(clock.now()),
+    });
+    // Its deal signals moved with it: the new deal is due a write (and the old one, left empty).
+    expect(
+      await db.dealCall.findUnique({ where: { crm_callId: { crm: 'hubspot', callId: 'jane-call' } } }),
+    ).toMatchObject({
+      dealId: deals.acmeExpansion,
+    });
+    expect(await getDealLedger(db, 'hubspot', deals.acmeExpansion!)).toMatchObject({
+      newestCallId: 'jane-call',
+      writtenCallId: null,
     });
     // A failed call keeps its record as it was, and its history has no rematch line.
     expect(await getSyncStatus(db, 'gone-call', 'hubspot')).toMatchObject({ crmCompanyId: acme.company!.id });
