@@ -37,7 +37,7 @@ export interface CallOnDealFacts {
 }
 
 /**
- * Records synced calls on their deals, in one transaction of two statements whatever the batch
+ * Records synced calls on their deals, in one transaction of three statements whatever the batch
  * size (the write-back hot path). Recording a call again only refreshes its facts; a deal's newest
  * call moves only to a newer one, so a late or replayed call never makes its deal due.
  */
@@ -56,6 +56,9 @@ export async function recordDealCalls(
     if (!held || isNewer(facts, held)) newest.set(dealId, facts);
   }
   await inTransaction(db, async (tx) => {
+    // A call written again on another deal (its deal closed, the rule changed) leaves the old one.
+    const moves = calls.map(({ dealId, facts }) => ({ callId: facts.callId, dealId }));
+    await moveDealCalls(tx, { crm, moves, now });
     await tx.$executeRaw`
       INSERT INTO deal_call (crm, call_id, deal_id, started_at, overall_score, objections_detected,
                              objections_handled, next_steps, recorded_at)

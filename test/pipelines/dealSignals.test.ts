@@ -254,6 +254,17 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     expect(await flushDueDeals(deps)).toBe(0);
   });
 
+  it('a call written again on another deal leaves the old one, which is written again', async () => {
+    const [first, second] = [freshDeal('First'), freshDeal('Second')];
+    const older = written(first, '2026-12-01T09:00:00Z', 20);
+    const call = written(first, '2026-12-02T09:00:00Z', 80);
+    await syncDealSignals(deps, [older, call]);
+    expect(deal(first).crmsync_last_call_score).toBe('80');
+    await syncDealSignals(deps, [{ ...call, dealId: second }]);
+    expect(deal(first).crmsync_last_call_score).toBe('20');
+    expect(deal(second).crmsync_last_call_score).toBe('80');
+  });
+
   it('a call without a deal is not recorded', async () => {
     const before = await deps.db.dealCall.count();
     await syncDealSignals(deps, [written(undefined, '2026-08-01T09:00:00Z', 50)]);
