@@ -23,6 +23,8 @@ export interface StackOptions {
   analysisDelayMs?: number;
   /** The worker's poll schedule (6-field cron); default every 10 s, so polls meet the kills. */
   pollSchedule?: string;
+  /** The sandbox's webhook retry delays (default its own [200, 1000, 5000] ms). */
+  webhookRetryDelaysMs?: number[];
 }
 
 export interface Stack {
@@ -45,6 +47,7 @@ export async function startStack(ctx: ScenarioContext, options: StackOptions): P
       apiKey: suite.serviceApiKey,
       webhookSecret: suite.webhookSecret,
       analysisDelayMs: options.analysisDelayMs ?? 300,
+      ...(options.webhookRetryDelaysMs && { webhookRetry: { delaysMs: options.webhookRetryDelaysMs } }),
     }),
     startHubSpotSandbox({ accessToken: suite.hubspotToken }),
   ]);
