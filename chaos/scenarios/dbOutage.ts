@@ -20,8 +20,6 @@ const WARM_UP_MS = 8_000;
 /** A delivery that began this soon before the cut may have been stored before it: not judged. */
 const CUT_GRACE_MS = 250;
 const QUIESCENCE_MS = 90_000;
-/** Longer than the outage in all, as the real Service's 24 h of retries would be. */
-const WEBHOOK_RETRY_MS = [500, 2_000, 5_000, 10_000, 20_000];
 
 export const dbOutageScenario: Scenario = {
   name: 'db-outage',
@@ -36,7 +34,6 @@ async function runDbOutage(ctx: ScenarioContext) {
     database: 'postgres',
     plan: 'team',
     pollSchedule: '*/5 * * * * *',
-    webhookRetryDelaysMs: WEBHOOK_RETRY_MS,
   });
   const direct = new URL(stack.databaseUrl!);
   const proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
