@@ -16,8 +16,9 @@ import {
   rescheduleJob,
   type JobRecord,
 } from '../store/jobQueue.js';
+import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { Clock } from '../util/clock.js';
-import { applyTryResult, recordExhaustedJobs, type OutcomeDeps } from './jobOutcome.js';
+import { applyTryResult, recordExhaustedJobs, type OutcomeDeps, type TryResult } from './jobOutcome.js';
 
 export interface RunnerOptions {
   liveConcurrency: number;
@@ -95,12 +96,28 @@ export function createJobRunner(
 
   async function runContext(job: JobRecord): Promise<void> {
     const payload = job.payload as ContextJobPayload;
+    let result: TryResult;
     try {
-      const detail = await runContextJob(deps.pipeline, payload);
-      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'done', detail }, clock.now());
+      result = { kind: 'done', detail: await runContextJob(deps.pipeline, payload) };
     } catch (error) {
-      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'error', error }, clock.now());
+      result = { kind: 'error', error };
     }
+    await recordResult(job, payload.callId, result);
+  }
+
+  /**
+   * Records a try's result, and again while the database is away: the work is done, only its
+   * record is missing, and without it the job would sit claimed until its lease lapses and then
+   * run again. Safe to repeat: the job updates apply only while this worker holds the job.
+   */
+  function recordResult(job: JobRecord, callId: string, result: TryResult): Promise<void> {
+    const at = clock.now();
+    return retryWhileDatabaseAway(
+      { clock, logger },
+      'record a job result',
+      () => applyTryResult(deps.outcome, job, callId, result, at),
+      { giveUp: () => stopping, context: { jobId: job.id, callId } },
+    );
   }
 
   async function bulkLane(): Promise<void> {
@@ -129,7 +146,7 @@ export function createJobRunner(
     for (const job of jobs) {
       const payload = job.payload as WritebackJobPayload;
       const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
-      await applyTryResult(deps.outcome, job, payload.callId, result, clock.now());
+      await recordResult(job, payload.callId, result);
     }
   }
 

@@ -79,7 +79,9 @@ function chooseLargestDeal(configDir: string, crm: Crm['kind']): void {
 }
 
 async function callView(env: WorkerEnv, callId: string) {
-  const { code, stdout, stderr } = await runCli(['status', '--call', callId, '--json'], env, SLOW_MS);
+  const { code, stdout, stderr } = await runCli(['status', '--call', callId, '--json'], env, {
+    timeoutMs: SLOW_MS,
+  });
   expect({ code, stderr }).toMatchObject({ code: 0 });
   return JSON.parse(stdout) as {
     status: { crmDealId: string; matchDecision: { deal: { id: string; rule: string } } };
@@ -88,7 +90,7 @@ async function callView(env: WorkerEnv, callId: string) {
 }
 
 async function rematch(env: WorkerEnv, ...extra: string[]) {
-  const out = await runCli(['rematch', '--since', SINCE, ...extra], env, SLOW_MS);
+  const out = await runCli(['rematch', '--since', SINCE, ...extra], env, { timeoutMs: SLOW_MS });
   expect(out.code, out.stdout + out.stderr).toBe(0);
   return out.stdout;
 }
