@@ -19,8 +19,10 @@ describe('crm-sync sandbox service', () => {
         'team',
         '--seed',
         '4',
+        '--throttle-rate',
+        '0.25',
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SANDBOX_SERVICE_STALL_MS: '1234' } },
     );
     try {
       const lines = createInterface({ input: child.stdout });
@@ -32,6 +34,9 @@ describe('crm-sync sandbox service', () => {
       const res = await fetch(`${url}/v1/calls`, { headers: { authorization: 'Bearer sandbox-key' } });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(4);
+      // Fault settings come from flags and SANDBOX_SERVICE_* variables.
+      const faults = await (await fetch(`${url}/_admin/faults`)).json();
+      expect(faults).toMatchObject({ throttleRate: 0.25, stallMs: 1234, errorRate: 0 });
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       const [code] = (await exited) as [number | null];

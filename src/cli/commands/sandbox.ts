@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 
 /** `crm-sync sandbox <service|hubspot|salesforce>`: local stand-ins for the real APIs. */
 export function registerSandbox(program: Command): void {
@@ -15,8 +15,13 @@ export function registerSandbox(program: Command): void {
     .option('--webhook-url <url>', 'where to deliver signed webhooks')
     .option('--webhook-secret <secret>', 'webhook signing secret', 'sandbox-webhook-secret')
     .option('--seed <n>', 'number of seeded calls', '25')
-    .option('--fault-rate <r>', 'share of requests answered 5xx (0..1)', '0')
-    .option('--latency-ms <ms>', 'added latency per request', '0')
+    .addOption(faultOption('--fault-rate <r>', 'share of requests answered 500/502/503 (0..1)', 'FAULT_RATE'))
+    .addOption(faultOption('--latency-ms <ms>', 'added latency per request', 'LATENCY_MS'))
+    .addOption(faultOption('--drop-rate <r>', 'share of connections cut before or mid-answer', 'DROP_RATE'))
+    .addOption(faultOption('--stall-rate <r>', 'share of requests held for --stall-ms first', 'STALL_RATE'))
+    .addOption(faultOption('--stall-ms <ms>', 'length of a stall (default 20000)', 'STALL_MS'))
+    .addOption(faultOption('--throttle-rate <r>', 'share answered 429 with Retry-After', 'THROTTLE_RATE'))
+    .addOption(faultOption('--fault-seed <n>', 'seed of the fault draws', 'FAULT_SEED'))
     .action(async (opts) => {
       const { runServiceSandbox } = await loadSandbox(() => import('../../sandbox/service/main.js'));
       await runServiceSandbox(opts);
@@ -39,6 +44,11 @@ export function registerSandbox(program: Command): void {
       const { runSalesforceSandbox } = await loadSandbox(() => import('../../sandbox/salesforce/main.js'));
       await runSalesforceSandbox(opts);
     });
+}
+
+/** Fault settings also come from SANDBOX_SERVICE_<NAME> variables, for scripts that start the sandbox. */
+function faultOption(flags: string, description: string, envName: string): Option {
+  return new Option(flags, description).env(`SANDBOX_SERVICE_${envName}`);
 }
 
 /** The Docker image leaves the sandboxes out (test stand-ins); say so instead of a bare import error. */
