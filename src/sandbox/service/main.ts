@@ -6,21 +6,10 @@ import { PLAN_NAMES, type PlanName } from '../../budget/plans.js';
 import { NO_FAULTS } from './faults.js';
 import { startServiceSandbox } from './index.js';
 import { seededRandom } from './rng.js';
+import { toNumber } from '../cliOptions.js';
 import { runUntilSignal } from '../runUntilSignal.js';
 
 const DEFAULT_API_KEY = 'sandbox-key';
-
-function toNumber(
-  name: string,
-  value: string | undefined,
-  fallback: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > max) throw new Error(`--${name} must be a number from 0 to ${max}`);
-  return n;
-}
 
 export async function runServiceSandbox(opts: Record<string, string>): Promise<void> {
   const plan = (opts.plan ?? 'sales') as PlanName;
