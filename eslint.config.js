@@ -17,7 +17,7 @@ export default tseslint.config(
   },
   {
     // The CLI, benchmarks and sandboxes print to the terminal on purpose.
-    files: ['src/cli/**', 'bench/**', 'bin/**', 'src/sandbox/**/main.ts', 'scripts/**'],
+    files: ['src/cli/**', 'bench/**', 'chaos/**', 'bin/**', 'src/sandbox/**/main.ts', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
   prettier,

@@ -60,15 +60,21 @@ export function matchingParticipant(i: number): Participant {
 }
 
 /**
- * Adds `count` analysed calls created within the last 20 hours, so the worker's first poll (which
- * looks back 24 hours) finds them all; returns their ids.
+ * Adds `count` analysed calls created within the last 20 hours (by default), so the worker's first
+ * poll (which looks back 24 hours) finds them all; returns their ids. `window` {spanMs: 0, leadMs: 0}
+ * makes them created now, for a later poll to find.
  */
-export function addAnalysedCalls(svc: ServiceSandbox, count: number, seed = 7): string[] {
+export function addAnalysedCalls(
+  svc: ServiceSandbox,
+  count: number,
+  seed = 7,
+  window: { spanMs: number; leadMs: number } = { spanMs: 20 * 3_600_000, leadMs: 60_000 },
+): string[] {
   const now = Date.now();
-  const span = 20 * 3_600_000;
+  const span = window.spanMs;
   const { calls } = seedCalls({ count, seed, nowMs: now });
   return calls.map((call, i) => {
-    call.createdAtMs = now - span + Math.floor((i * span) / Math.max(1, count)) - 60_000;
+    call.createdAtMs = now - span + Math.floor((i * span) / Math.max(1, count)) - window.leadMs;
     call.status = 'analyzed';
     call.durationSeconds ??= 1_200;
     call.participant = matchingParticipant(i);

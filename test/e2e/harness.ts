@@ -203,13 +203,17 @@ export async function stopWorker(worker: WorkerProcess, timeoutMs = 25_000): Pro
   return result;
 }
 
-/** Runs `node bin/crm-sync.js ...args` to completion. */
-export function runCli(args: string[], env: Env): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `node bin/crm-sync.js ...args` to completion (silent logs unless `logLevel` says otherwise). */
+export function runCli(
+  args: string[],
+  env: Env,
+  options: { logLevel?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { cwd: REPO_ROOT, env: childEnv({ ...env, LOG_LEVEL: 'silent' }), timeout: 30_000 },
+      { cwd: REPO_ROOT, env: childEnv({ ...env, LOG_LEVEL: options.logLevel ?? 'silent' }), timeout: 30_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
         resolve({ code, stdout, stderr });

@@ -1,0 +1,11 @@
+/**
+ * Every chaos scenario, in the order `npm run chaos` runs them. Add a scenario here; keep
+ * `secrets` last, since it scans the output of all the others.
+ */
+import type { Scenario } from '../scenario.js';
+import { kill9Scenario } from './kill9.js';
+
+export const SCENARIOS: Scenario[] = [
+  kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 240_000 }),
+  kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
+];

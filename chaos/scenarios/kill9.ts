@@ -1,0 +1,120 @@
+/**
+ * kill -9 at moments taken from the worker's own work (a webhook in flight, a HubSpot batch write,
+ * a follow-up generation, a poll page), restarted each time, while calls arrive and webhooks are
+ * replayed duplicated and shuffled. Then, after a bounded wait for quiescence: every call written
+ * back once with the Service's scores, follow-ups generated at most once, every draft attached,
+ * no 429.
+ */
+import type { DatabaseKind } from '../../src/store/database.js';
+import { pick } from '../../src/sandbox/service/rng.js';
+import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
+import { CallLoad } from '../lib/load.js';
+import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
+import { startStack } from '../lib/stack.js';
+import { MOMENTS, MomentTaps, type Moment } from '../lib/taps.js';
+import { checkNo429, checkWrittenOnce, stateSummary, waitQuiescent } from '../lib/verify.js';
+
+export interface Kill9Options {
+  name: string;
+  database: DatabaseKind;
+  kills: number;
+  calls: number;
+  budgetMs: number;
+}
+
+/** How long a chosen moment may take to come before any moment will do. */
+const MOMENT_WAIT_MS = 8_000;
+/**
+ * Quiescence bound after the last kill: jobs a killed worker had claimed on PostgreSQL wait out
+ * their 60 s claim lease (another replica may still hold them), then run.
+ */
+const QUIESCENCE_MS = 100_000;
+
+export function kill9Scenario(options: Kill9Options): Scenario {
+  return {
+    name: options.name,
+    description: `${options.kills} x kill -9 mid-work on ${options.database === 'postgres' ? 'PostgreSQL' : 'the embedded database'}, calls arriving, webhooks duplicated and shuffled`,
+    budgetMs: options.budgetMs,
+    run: (ctx) => runKill9(ctx, options),
+  };
+}
+
+async function runKill9(ctx: ScenarioContext, options: Kill9Options) {
+  const verdict = new Verdict();
+  const stack = await startStack(ctx, {
+    database: options.database,
+    plan: 'team',
+    pollSchedule: '*/5 * * * * *',
+  });
+  const env = await stack.env();
+  let worker: ChaosWorker | undefined;
+  try {
+    const taps = new MomentTaps(stack.svc, stack.hs);
+    worker = await startChaosWorker(env, { dir: ctx.dir, label: 'worker' });
+    stack.svc.state.settings.webhookUrl = `${worker.url}/webhooks`;
+    const load = new CallLoad(stack.svc, ctx.random, { calls: options.calls });
+    const loading = load.run(ctx.signal);
+    const hits: Record<Moment | 'any', number> = {
+      'webhook-intake': 0,
+      'crm-batch-write': 0,
+      'followup-generation': 0,
+      'poll-page': 0,
+      any: 0,
+    };
+    const restartMs: number[] = [];
+    for (let i = 0; i < options.kills && !ctx.signal.aborted; i++) {
+      // Somewhere into the run, not always the first moment after a restart.
+      await new Promise((resolve) => setTimeout(resolve, ctx.random() * 1_500));
+      const victim = worker;
+      const wanted = pick(ctx.random, MOMENTS);
+      if (wanted === 'webhook-intake') load.replay();
+      let hit: Moment | 'any' = wanted;
+      if (!(await taps.next(wanted, () => void victim.kill9(), MOMENT_WAIT_MS))) {
+        // The wanted moment did not come (e.g. a dead leader's poll lease): take the next of any kind.
+        const any = await Promise.race(
+          MOMENTS.map((m) =>
+            taps.next(m, () => void victim.kill9(), MOMENT_WAIT_MS).then((ok) => (ok ? m : undefined)),
+          ),
+        );
+        hit = any ?? 'any';
+        if (!any) await victim.kill9();
+      }
+      hits[hit]++;
+      await victim.exited;
+      ctx.log(`kill ${i + 1}/${options.kills} at ${hit}`);
+      const started = Date.now();
+      worker = await startChaosWorker(env, { dir: ctx.dir, label: 'worker' });
+      restartMs.push(Date.now() - started);
+    }
+    verdict.figure(
+      'kills',
+      Object.values(hits).reduce((a, b) => a + b, 0),
+    );
+    verdict.figure(
+      'at',
+      `intake ${hits['webhook-intake']}/write ${hits['crm-batch-write']}/follow-up ${hits['followup-generation']}/poll ${hits['poll-page']}/other ${hits.any}`,
+    );
+    verdict.check(
+      hits.any + Object.values(hits).reduce((a, b) => a + b, 0) >= options.kills,
+      'ran out of budget before all kills',
+    );
+    await loading;
+    const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
+      timeoutMs: QUIESCENCE_MS,
+      signal: ctx.signal,
+    });
+    verdict.figure('calls', load.callIds.length);
+    verdict.figure('settled in', `${(ms / 1000).toFixed(0)} s`);
+    verdict.check(
+      quiet,
+      `not quiescent within ${QUIESCENCE_MS / 1000} s: ${JSON.stringify(stateSummary(states))}`,
+    );
+    checkWrittenOnce(verdict, { svc: stack.svc, hs: stack.hs, callIds: load.callIds, states });
+    checkNo429(verdict, stack.svc, stack.hs);
+    verdict.figure('replays', load.replays);
+    return verdict.result();
+  } finally {
+    await worker?.stop();
+    await stack.close();
+  }
+}
