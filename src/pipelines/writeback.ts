@@ -9,12 +9,7 @@ import type { Priority } from '../budget/types.js';
 import type { CrmLookup } from '../crm/types.js';
 import { ServiceNotReadyError } from '../service/errors.js';
 import type { Analysis, Call } from '../service/types.js';
-import {
-  claimFollowupGeneration,
-  listFollowupDrafts,
-  saveFollowupDrafts,
-  type DraftInput,
-} from '../store/followupRepo.js';
+import { listFollowupDrafts, saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
 import {
   getSyncStatus,
   recordSyncError,
@@ -27,6 +22,7 @@ import { callFactsOf } from './callFacts.js';
 import { adoptWritten, holdsEverything, readLedger, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
+import { generateFollowupsOnce } from './followups.js';
 import type { WritebackJobPayload } from './jobs.js';
 import { analysisWaitMs, ANALYSIS_GIVE_UP_MS } from './analysisWait.js';
 import { callPhaseOf, endedReason } from './callStatus.js';
@@ -151,14 +147,8 @@ async function prepare(deps: PipelineDeps, item: WritebackItem, ledger: Ledger):
   }
 
   let drafts = (await listFollowupDrafts(db, callId)).map((d) => d.raw as DraftInput);
-  if (
-    drafts.length === 0 &&
-    deps.mapping.writeback.followups &&
-    (await claimFollowupGeneration(db, callId, crm, now()))
-  ) {
-    const generated = await deps.service.generateFollowups(callId, { recipients: [email] }, opts);
-    await saveFollowupDrafts(db, callId, generated as DraftInput[], now());
-    drafts = generated as DraftInput[];
+  if (drafts.length === 0 && deps.mapping.writeback.followups) {
+    drafts = await generateFollowupsOnce(deps, { callId, crm, email, item });
   }
   return { kind: 'write', item, callId, call, analysis, lookup, drafts, followupsOnly, warnings: [] };
 }

@@ -90,10 +90,11 @@ export class ServiceDailyCapError extends ServiceError {
 }
 
 /**
- * `refused`: no connection was made, so the request never reached the Service. `connection`: the
- * connection broke (reset, dropped) and the Service may or may not have acted on the request.
+ * `refused`: no connection was made, so the request never reached the Service. `unsent`: the
+ * connection broke before the request was written to it. `connection`: the connection broke
+ * (reset, dropped) after the request was written, and the Service may or may not have acted on it.
  */
-export type TransientKind = 'status' | 'timeout' | 'connection' | 'refused';
+export type TransientKind = 'status' | 'timeout' | 'connection' | 'refused' | 'unsent';
 
 /** 5xx, timeout, connection refused/reset/dropped: retried with backoff. */
 export class ServiceTransientError extends ServiceError {
@@ -119,4 +120,17 @@ export class ServiceResponseError extends ServiceError {
   ) {
     super(message, context);
   }
+}
+
+/**
+ * True when the failure proves the Service did not act on the request, so a request that must not
+ * run twice (follow-up generation) may be sent again: a 429 (rate or daily cap), a 503 (the Service
+ * declined to take it), or a connection refused or broken before the request was written. A
+ * timeout after sending, another 5xx or a connection lost mid-request are ambiguous: false. Other
+ * 4xx answers also mean nothing was done, but sending them again cannot help; they are not here.
+ */
+export function serviceDidNotAct(error: unknown): boolean {
+  if (error instanceof ServiceRateLimitedError || error instanceof ServiceDailyCapError) return true;
+  if (!(error instanceof ServiceTransientError)) return false;
+  return error.kind === 'refused' || error.kind === 'unsent' || error.status === 503;
 }

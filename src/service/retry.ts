@@ -2,7 +2,7 @@
  * Whether, and after how long, a failed Service request is tried again. Pure: the caller supplies
  * the attempt number and the randomness, and does the waiting.
  */
-import { ServiceRateLimitedError, ServiceTransientError } from './errors.js';
+import { serviceDidNotAct, ServiceRateLimitedError, ServiceTransientError } from './errors.js';
 
 /**
  * Transient failures (5xx, timeout, connection): full jitter between a 500 ms floor and an
@@ -37,8 +37,8 @@ export interface RetryOptions {
   random: () => number;
   /**
    * False for requests that must not run twice (follow-up generation creates new drafts): then
-   * only failures where the Service surely did nothing are retried (429, connection refused).
-   * Default true.
+   * only failures where the Service surely did nothing are retried (serviceDidNotAct: 429, 503,
+   * connection refused or broken before sending). Default true.
    */
   idempotent?: boolean;
 }
@@ -66,7 +66,7 @@ export function decideRetry(error: unknown, attempt: number, options: RetryOptio
   let waitMs: number;
   let reason: RetryReason;
   if (error instanceof ServiceTransientError) {
-    if (options.idempotent === false && error.kind !== 'refused') {
+    if (options.idempotent === false && !serviceDidNotAct(error)) {
       return { retry: false, reason: 'not_idempotent', waitMs: 0 };
     }
     reason = 'transient';

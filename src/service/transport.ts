@@ -45,9 +45,10 @@ export function createTransport(options: TransportOptions): Transport {
 
   return {
     async send(req) {
+      const progress = { sent: false };
       try {
         const res = await request(req.url, {
-          dispatcher: agent,
+          dispatcher: agent.compose(trackSending(progress)),
           method: req.method,
           headers: req.headers,
           body: req.body,
@@ -57,7 +58,7 @@ export function createTransport(options: TransportOptions): Transport {
         });
         return { status: res.statusCode, headers: res.headers, body: res.body };
       } catch (err) {
-        throw networkFailure(err, req, options.timeoutMs);
+        throw networkFailure(err, req, options.timeoutMs, progress.sent);
       }
     },
 
@@ -91,8 +92,34 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ]);
 
-/** Maps a thrown network error to ServiceTransientError; aborts and unknown errors pass through. */
-export function networkFailure(err: unknown, req: OutgoingRequest, timeoutMs: number): unknown {
+/**
+ * Notes in `progress` when undici has written the whole request to the connection. A connection
+ * that breaks before then (a reused keep-alive socket the server had closed) never carried the
+ * request, so the Service cannot have acted on it (errors.ts, serviceDidNotAct).
+ */
+function trackSending(progress: { sent: boolean }): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => {
+    const tracked = new Proxy(handler, {
+      get(target, key) {
+        if (key === 'onRequestSent') {
+          return () => {
+            progress.sent = true;
+            return (target as { onRequestSent?: () => unknown }).onRequestSent?.();
+          };
+        }
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return dispatch(opts, tracked);
+  };
+}
+
+/**
+ * Maps a thrown network error to ServiceTransientError; aborts and unknown errors pass through.
+ * `sent` is false when the request was never written (body reads happen after sending: default).
+ */
+export function networkFailure(err: unknown, req: OutgoingRequest, timeoutMs: number, sent = true): unknown {
   if (req.signal?.aborted) return req.signal.reason ?? err;
   const code = errorCode(err);
   let kind: TransientKind | undefined;
@@ -105,8 +132,8 @@ export function networkFailure(err: unknown, req: OutgoingRequest, timeoutMs: nu
     kind = 'refused';
     what = `could not be reached (${code})`;
   } else if (code && CONNECTION_CODES.has(code)) {
-    kind = 'connection';
-    what = `dropped the connection (${code})`;
+    kind = sent ? 'connection' : 'unsent';
+    what = `dropped the connection (${code})${sent ? '' : ' before the request was sent'}`;
   }
   if (!kind) return err;
   const { method, path } = req.context;

@@ -103,3 +103,20 @@ export async function claimFollowupGeneration(
   });
   return count === 1;
 }
+
+/**
+ * Undoes a claim after a request that provably never reached the Service (a 429, a 503, a refused
+ * connection), so the next try asks again. Only a claim with no drafts stored is released.
+ */
+export async function releaseFollowupGeneration(
+  db: Db,
+  callId: string,
+  crm: CrmName,
+  now: Date,
+): Promise<void> {
+  if ((await db.callFollowup.count({ where: { callId } })) > 0) return;
+  await db.syncStatus.updateMany({
+    where: { callId, crm, followupsRequestedAt: { not: null } },
+    data: { followupsRequestedAt: null, updatedAt: now },
+  });
+}

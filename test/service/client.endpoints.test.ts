@@ -158,6 +158,13 @@ describe('generateFollowups', () => {
     expect(server.seen).toHaveLength(1);
   });
 
+  it('is retried after a 503: the Service declined it', async () => {
+    const draft = { id: 'f1', subject: 's', body: 'b', to: ['a@b.c'], created_at: '2026-01-01T00:00:00Z' };
+    server.script(errorBody(503, 'unavailable', 'down'), json(201, { data: [draft] }));
+    await expect(fixture.client.generateFollowups('c1', {}, live)).resolves.toEqual([draft]);
+    expect(server.seen).toHaveLength(2);
+  });
+
   it('is retried after a 429: the Service did nothing', async () => {
     const draft = { id: 'f1', subject: 's', body: 'b', to: ['a@b.c'], created_at: '2026-01-01T00:00:00Z' };
     server.script(errorBody(429, 'rate_limited', 'x', { 'retry-after': '1' }), json(201, { data: [draft] }));

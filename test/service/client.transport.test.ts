@@ -11,6 +11,7 @@ import {
   ServiceUnauthorizedError,
 } from '../../src/service/errors.js';
 import { createServiceClient } from '../../src/service/client.js';
+import { networkFailure } from '../../src/service/transport.js';
 import { USER_AGENT } from '../../src/version.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { makeClient, rejectionOf, TEST_KEY } from './support/clientFixture.js';
@@ -147,6 +148,20 @@ describe('transient failures', () => {
     expect((err as ServiceTransientError).kind).toBe('timeout');
     expect(err.message).toMatch(/within 150 ms/);
     await f.client.close();
+  });
+
+  it('a connection lost after the request was written is kind connection, before it is kind unsent', () => {
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const req = {
+      method: 'POST' as const,
+      url: new URL('http://127.0.0.1/v1/calls/c1/followups'),
+      headers: {},
+      context: { method: 'POST', path: '/v1/calls/c1/followups' },
+    };
+    expect((networkFailure(reset, req, 1_000, true) as ServiceTransientError).kind).toBe('connection');
+    const unsent = networkFailure(reset, req, 1_000, false) as ServiceTransientError;
+    expect(unsent.kind).toBe('unsent');
+    expect(unsent.message).toMatch(/before the request was sent/);
   });
 
   it('a refused connection is transient, kind refused', async () => {

@@ -9,6 +9,7 @@ import {
   ServiceRateLimitedError,
   ServiceResponseError,
   ServiceTransientError,
+  serviceDidNotAct,
   ServiceUnauthorizedError,
   type TransientKind,
 } from '../../src/service/errors.js';
@@ -21,6 +22,7 @@ import {
 
 const ctx = { method: 'GET', path: '/v1/calls/c1' };
 const transient = (kind: TransientKind = 'status') => new ServiceTransientError('boom', ctx, kind);
+const status = (code: number) => new ServiceTransientError('boom', { ...ctx, status: code }, 'status');
 const rateLimited = (ms?: number) => new ServiceRateLimitedError('slow down', { ...ctx, status: 429 }, ms);
 const opts = (random = 0.5, maxAttempts = 5) => ({ maxAttempts, random: () => random });
 
@@ -107,25 +109,53 @@ describe('decideRetry', () => {
   describe('for a request that must not run twice', () => {
     const once = { ...opts(0), idempotent: false };
 
-    it('retries a 429 and a refused connection: the Service did nothing', () => {
+    it('retries a 429, a 503 and a connection refused or broken before sending: the Service did nothing', () => {
       expect(decideRetry(rateLimited(2_000), 1, once)).toEqual({
         retry: true,
         reason: 'rate_limited',
         waitMs: 2_000,
       });
-      expect(decideRetry(transient('refused'), 1, once)).toEqual({
-        retry: true,
-        reason: 'transient',
-        waitMs: 500,
-      });
+      for (const error of [transient('refused'), transient('unsent'), status(503)]) {
+        expect(decideRetry(error, 1, once)).toEqual({ retry: true, reason: 'transient', waitMs: 500 });
+      }
     });
 
-    it.each<TransientKind>(['status', 'timeout', 'connection'])('does not retry a %s failure', (kind) => {
-      expect(decideRetry(transient(kind), 1, once)).toEqual({
+    it.each([
+      ['a timeout', transient('timeout')],
+      ['a connection lost after sending', transient('connection')],
+      ['a 500', status(500)],
+      ['a 502', status(502)],
+      ['a 504', status(504)],
+    ])('does not retry %s: the Service may have acted', (_name, error) => {
+      expect(decideRetry(error, 1, once)).toEqual({
         retry: false,
         reason: 'not_idempotent',
         waitMs: 0,
       });
     });
+  });
+});
+
+describe('serviceDidNotAct', () => {
+  it.each([
+    ['a 429', rateLimited(1_000)],
+    ['a spent daily cap', new ServiceDailyCapError('cap', { ...ctx, status: 429 }, 0)],
+    ['a 503', status(503)],
+    ['a refused connection', transient('refused')],
+    ['a connection broken before the request was written', transient('unsent')],
+  ])('is true for %s', (_name, error) => {
+    expect(serviceDidNotAct(error)).toBe(true);
+  });
+
+  it.each([
+    ['a timeout after sending', transient('timeout')],
+    ['a connection lost after sending', transient('connection')],
+    ['a 500', status(500)],
+    ['a 504', status(504)],
+    ['a bad response', new ServiceResponseError('bad', ctx, 'data')],
+    ['an abort', new DOMException('aborted', 'AbortError')],
+    ['a non-Service error', new Error('x')],
+  ])('is false for %s: the Service may have acted, or it is not a Service answer', (_name, error) => {
+    expect(serviceDidNotAct(error)).toBe(false);
   });
 });

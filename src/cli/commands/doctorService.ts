@@ -71,7 +71,8 @@ export function describeFailure(err: unknown, where: string): SetupCheck {
     if (err.kind === 'refused')
       return fail(`unreachable: nothing answered at ${where} (${causeCode(err)})`, fix);
     if (err.kind === 'timeout') return fail(`unreachable: ${where} did not answer in time`, fix);
-    if (err.kind === 'connection') return fail(`unreachable: ${where} dropped the connection`, fix);
+    if (err.kind === 'connection' || err.kind === 'unsent')
+      return fail(`unreachable: ${where} dropped the connection`, fix);
     return fail(
       `the Service at ${where} answered ${err.status ?? 'an error'}: it may be down, try again later`,
     );

@@ -1,0 +1,86 @@
+/**
+ * Follow-up generation for one call, at most once: each POST /followups makes new drafts, so the
+ * request is claimed in the database before it is sent. A failure that proves the Service did not
+ * act on it (serviceDidNotAct, or the budget refusing before sending) releases the claim and is
+ * rethrown, so the job's retry asks again. An ambiguous one (a timeout after sending, a 500, a
+ * connection lost mid-request) keeps the claim: the call is written without drafts and carries a
+ * FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
+ * and are attached to the activity then.
+ */
+import { BudgetClosedError } from '../budget/errors.js';
+import { DailyCapReachedError } from '../budget/types.js';
+import type { CrmName } from '../crm/types.js';
+import {
+  serviceDidNotAct,
+  ServiceError,
+  ServiceResponseError,
+  ServiceUnauthorizedError,
+} from '../service/errors.js';
+import {
+  claimFollowupGeneration,
+  releaseFollowupGeneration,
+  saveFollowupDrafts,
+  type DraftInput,
+} from '../store/followupRepo.js';
+import { addSyncWarnings } from '../store/syncStatusRepo.js';
+import type { PipelineDeps } from './deps.js';
+import type { WritebackItem } from './writeback.js';
+
+export const FOLLOWUP_UNCERTAIN = 'FOLLOWUP_UNCERTAIN';
+
+/**
+ * True when the failed request surely made no drafts, so asking again is safe: the Service did not
+ * act (429, 503, not sent), it refused the request (a 4xx: the job's own outcome then decides
+ * whether to try again), or the budget or the 401 stop kept it from being sent.
+ */
+export function followupRequestNotMade(error: unknown): boolean {
+  const refused =
+    error instanceof ServiceError &&
+    !(error instanceof ServiceResponseError) &&
+    error.status !== undefined &&
+    error.status >= 400 &&
+    error.status < 500;
+  return (
+    serviceDidNotAct(error) ||
+    refused ||
+    error instanceof ServiceUnauthorizedError ||
+    error instanceof DailyCapReachedError ||
+    error instanceof BudgetClosedError
+  );
+}
+
+export async function generateFollowupsOnce(
+  deps: Pick<PipelineDeps, 'db' | 'service' | 'clock' | 'logger'>,
+  req: { callId: string; crm: CrmName; email: string; item: WritebackItem },
+): Promise<DraftInput[]> {
+  const { db, clock } = deps;
+  const { callId, crm } = req;
+  if (!(await claimFollowupGeneration(db, callId, crm, new Date(clock.now())))) {
+    return [];
+  }
+  let drafts: DraftInput[];
+  try {
+    const opts = { priority: req.item.priority };
+    drafts = (await deps.service.generateFollowups(
+      callId,
+      { recipients: [req.email] },
+      opts,
+    )) as DraftInput[];
+  } catch (error) {
+    if (followupRequestNotMade(error)) {
+      await releaseFollowupGeneration(db, callId, crm, new Date(clock.now()));
+      throw error;
+    }
+    const why = error instanceof ServiceError ? `${error.code}: ${error.message}` : String(error);
+    // Recorded now, not with the write: it must survive this try failing later on.
+    const warning = `${FOLLOWUP_UNCERTAIN}: the follow-up request failed after it may have reached the Service (${why}); not sent again, so drafts come only from followup.generated`;
+    await addSyncWarnings(db, { callId, crm, warnings: [warning], now: new Date(clock.now()) });
+    deps.logger.warn(
+      { callId, code: FOLLOWUP_UNCERTAIN },
+      'follow-up generation failed ambiguously; writing the call without drafts',
+    );
+    return [];
+  }
+  await saveFollowupDrafts(db, callId, drafts, new Date(clock.now()));
+  return drafts;
+}
