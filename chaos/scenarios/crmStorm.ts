@@ -1,0 +1,145 @@
+/**
+ * CRM storm, once per CRM (each with its own stack and worker): HubSpot answers random
+ * TEN_SECONDLY_ROLLING 429s with its X-HubSpot-RateLimit-* headers and 500/502/503; Salesforce
+ * answers random 403 REQUEST_LIMIT_EXCEEDED (the concurrent-request limit) and 500/502/503; on
+ * both, some 5xx come after the write was carried out, and OAuth access tokens expire every few
+ * seconds (401 -> refresh). Afterwards, on each CRM: every call written back with exactly one
+ * activity carrying the Service's scores and every draft attached exactly once.
+ */
+import { randomBytes } from 'node:crypto';
+import type { CrmFaultInjector } from '../../src/sandbox/crmFaults.js';
+import {
+  checkWrittenOnceIn,
+  hubspotReadback,
+  salesforceReadback,
+  type CrmReadback,
+} from '../lib/crmReadback.js';
+import { CallLoad } from '../lib/load.js';
+import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
+import { startStack, type Stack } from '../lib/stack.js';
+import { stateSummary, waitQuiescent } from '../lib/verify.js';
+import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
+
+/** Access tokens live this long, so every phase meets several expiries. */
+const TOKEN_TTL_MS = 4_000;
+const QUIESCENCE_MS = 90_000;
+const STORM = { rateLimitRate: 0.1, errorRate: 0.15, actedShare: 0.5 };
+
+export interface CrmStormOptions {
+  /** Calls per CRM. */
+  calls: number;
+  budgetMs: number;
+}
+
+export function crmStormScenario(options: CrmStormOptions): Scenario {
+  return {
+    name: 'crm-storm',
+    description:
+      'HubSpot 429s with rate-limit headers and 5xx, Salesforce REQUEST_LIMIT_EXCEEDED and 5xx, expiring tokens; both CRMs',
+    budgetMs: options.budgetMs,
+    run: async (ctx) => {
+      const verdict = new Verdict();
+      await runPhase(ctx, verdict, 'hubspot', options);
+      if (!ctx.signal.aborted) await runPhase(ctx, verdict, 'salesforce', options);
+      return verdict.result();
+    },
+  };
+}
+
+/** A secret of this run: distinctive, and registered for the secrets scan. */
+function secret(ctx: ScenarioContext, name: string): string {
+  const value = `chaos${name}${randomBytes(12).toString('hex')}`;
+  ctx.secrets.add(name, value);
+  return value;
+}
+
+async function startCrmStack(ctx: ScenarioContext, crm: 'hubspot' | 'salesforce'): Promise<Stack> {
+  const faultSeed = Math.floor(ctx.random() * 2 ** 31);
+  const base = { database: 'postgres' as const, plan: 'team' as const, pollSchedule: '*/5 * * * * *' };
+  if (crm === 'hubspot') {
+    return startStack(ctx, {
+      ...base,
+      // A one-second window, so waiting out a ten-second-window 429 as the headers say takes 1 s.
+      hubspot: {
+        limits: { windowMs: 1_000, perWindow: 40 },
+        faultSeed,
+        oauth: {
+          clientSecret: secret(ctx, 'HsClientSecret'),
+          refreshToken: secret(ctx, 'HsRefreshToken'),
+          accessTokenTtlMs: TOKEN_TTL_MS,
+        },
+      },
+    });
+  }
+  return startStack(ctx, {
+    ...base,
+    salesforce: { faultSeed, tokenTtlMs: TOKEN_TTL_MS, clientSecret: secret(ctx, 'SfClientSecret') },
+  });
+}
+
+async function runPhase(
+  ctx: ScenarioContext,
+  verdict: Verdict,
+  crm: 'hubspot' | 'salesforce',
+  options: CrmStormOptions,
+): Promise<void> {
+  const prefix = crm === 'hubspot' ? 'hs ' : 'sf ';
+  const stack = await startCrmStack(ctx, crm);
+  const { hs, sf } = stack;
+  if (sf) ctx.secrets.add('SfRefreshToken', sf.oauth.refreshToken);
+  const env = await stack.env(
+    sf
+      ? {
+          SALESFORCE_ACCESS_TOKEN: undefined,
+          SALESFORCE_CLIENT_ID: sf.oauth.clientId,
+          SALESFORCE_CLIENT_SECRET: sf.oauth.clientSecret,
+          SALESFORCE_REFRESH_TOKEN: sf.oauth.refreshToken,
+        }
+      : {
+          HUBSPOT_ACCESS_TOKEN: undefined,
+          HUBSPOT_CLIENT_ID: hs.oauth.clientId,
+          HUBSPOT_CLIENT_SECRET: hs.oauth.clientSecret,
+          HUBSPOT_REFRESH_TOKEN: hs.oauth.refreshToken,
+        },
+  );
+  const faults: CrmFaultInjector = sf ? sf.state.randomFaults : hs.state.randomFaults;
+  const readback: CrmReadback = sf ? salesforceReadback(sf) : hubspotReadback(hs);
+  let worker: ChaosWorker | undefined;
+  try {
+    worker = await startChaosWorker(env, { dir: ctx.dir, label: `worker-${crm}` });
+    stack.svc.state.settings.webhookUrl = `${worker.url}/webhooks`;
+    // The storm starts once the worker is up: its start-up checks are not what is tested here.
+    faults.rates = { ...STORM };
+    const load = new CallLoad(stack.svc, ctx.random, { calls: options.calls });
+    await load.run(ctx.signal);
+    ctx.log(`${crm}: ${load.callIds.length} calls made; waiting for the worker to settle`);
+    const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
+      timeoutMs: QUIESCENCE_MS,
+      signal: ctx.signal,
+    });
+    verdict.figure(`${prefix}settled in`, `${(ms / 1000).toFixed(0)} s`);
+    verdict.check(
+      quiet,
+      `${readback.name}: not quiescent within ${QUIESCENCE_MS / 1000} s: ${JSON.stringify(stateSummary(states))}`,
+    );
+    checkWrittenOnceIn(verdict, { svc: stack.svc, crm: readback, callIds: load.callIds, states, prefix });
+    const { injected, acted } = faults.summary();
+    const limited = injected.rate_limit ?? 0;
+    const errors = (injected['500'] ?? 0) + (injected['502'] ?? 0) + (injected['503'] ?? 0);
+    const refreshes = sf
+      ? (sf.state.requestCounts()['POST /services/oauth2/token'] ?? 0)
+      : hs.state.requests.count('POST', '/oauth/v1/token');
+    verdict.figure(
+      `${prefix}faults`,
+      `${sf ? 'limit' : '429'} ${limited}, 5xx ${errors} (${acted} after acting), token grants ${refreshes}`,
+    );
+    verdict.check(
+      limited > 0 && errors > 0,
+      `${readback.name}: the storm injected too little (${limited} limits, ${errors} 5xx)`,
+    );
+    verdict.check(refreshes > 1, `${readback.name}: no token expired during the run`);
+  } finally {
+    await worker?.stop();
+    await stack.close();
+  }
+}
