@@ -14,6 +14,7 @@ import {
   salesforceReadback,
   type CrmReadback,
 } from '../lib/crmReadback.js';
+import type { Person } from '../../test/e2e/harness.js';
 import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
 import { startStack, type Stack } from '../lib/stack.js';
@@ -23,7 +24,25 @@ import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 /** Access tokens live this long, so every phase meets several expiries. */
 const TOKEN_TTL_MS = 4_000;
 const QUIESCENCE_MS = 90_000;
+/** Every token issued so far is expired this often, besides the short lifetime. */
+const EXPIRE_EVERY_MS = 2_500;
 const STORM = { rateLimitRate: 0.1, errorRate: 0.15, actedShare: 0.5 };
+
+/**
+ * People the Salesforce sandbox matches by their email's domain (an Account's Website): the
+ * HubSpot load's strangers at Globex have no Account there and are skipped by design.
+ */
+const SALESFORCE_DOMAINS = [
+  ['acme.example', 'Acme Corp'],
+  ['initech.example', 'Initech'],
+  ['umbrella.example', 'Umbrella Inc'],
+  ['wayne.example', 'Wayne Enterprises'],
+] as const;
+
+function salesforceParticipant(n: number): Person {
+  const [domain, company] = SALESFORCE_DOMAINS[n % SALESFORCE_DOMAINS.length]!;
+  return { name: `Person ${n}`, email: `person.${n}@${domain}`, company };
+}
 
 export interface CrmStormOptions {
   /** Calls per CRM. */
@@ -110,13 +129,24 @@ async function runPhase(
     stack.svc.state.settings.webhookUrl = `${worker.url}/webhooks`;
     // The storm starts once the worker is up: its start-up checks are not what is tested here.
     faults.rates = { ...STORM };
-    const load = new CallLoad(stack.svc, ctx.random, { calls: options.calls });
+    // Besides the short lifetime, every token issued so far dies now and then, so requests in
+    // flight meet 401s (HubSpot EXPIRED_AUTHENTICATION, Salesforce INVALID_SESSION_ID).
+    const expiring = setInterval(
+      () => (sf ? sf.state.expireTokens() : hs.state.auth.expireAll()),
+      EXPIRE_EVERY_MS,
+    );
+    ctx.signal.addEventListener('abort', () => clearInterval(expiring));
+    const load = new CallLoad(stack.svc, ctx.random, {
+      calls: options.calls,
+      ...(sf && { participant: salesforceParticipant }),
+    });
     await load.run(ctx.signal);
     ctx.log(`${crm}: ${load.callIds.length} calls made; waiting for the worker to settle`);
     const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
       timeoutMs: QUIESCENCE_MS,
       signal: ctx.signal,
     });
+    clearInterval(expiring);
     verdict.figure(`${prefix}settled in`, `${(ms / 1000).toFixed(0)} s`);
     verdict.check(
       quiet,
@@ -129,15 +159,21 @@ async function runPhase(
     const refreshes = sf
       ? (sf.state.requestCounts()['POST /services/oauth2/token'] ?? 0)
       : hs.state.requests.count('POST', '/oauth/v1/token');
+    const unauthorized = sf
+      ? sf.state.recentRequests().filter((r) => r.status === 401).length
+      : hs.state.requests.records.filter((r) => r.status === 401).length;
     verdict.figure(
       `${prefix}faults`,
-      `${sf ? 'limit' : '429'} ${limited}, 5xx ${errors} (${acted} after acting), token grants ${refreshes}`,
+      `${sf ? 'limit' : '429'} ${limited}, 5xx ${errors} (${acted} after acting), 401 ${unauthorized}, token grants ${refreshes}`,
     );
     verdict.check(
       limited > 0 && errors > 0,
       `${readback.name}: the storm injected too little (${limited} limits, ${errors} 5xx)`,
     );
-    verdict.check(refreshes > 1, `${readback.name}: no token expired during the run`);
+    verdict.check(
+      unauthorized > 0 && refreshes > 1,
+      `${readback.name}: no expired token met during the run (${unauthorized} 401s, ${refreshes} grants)`,
+    );
   } finally {
     await worker?.stop();
     await stack.close();
