@@ -28,6 +28,9 @@ import type { ScenarioContext } from '../scenario.js';
 /** The shared PostgreSQL server; each scenario gets a database of its own on it. */
 const POSTGRES_URL = process.env.CHAOS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/** Webhook redelivery after a failed attempt: about two minutes in all. */
+const WEBHOOK_RETRY_DELAYS_MS = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 60_000];
+
 export interface StackOptions {
   database: DatabaseKind;
   /** The Service plan, enforced by the sandbox and told to the worker. */
@@ -66,6 +69,9 @@ export async function startStack(ctx: ScenarioContext, options: StackOptions): P
       apiKey: suite.serviceApiKey,
       webhookSecret: suite.webhookSecret,
       analysisDelayMs: options.analysisDelayMs ?? 300,
+      // The real Service retries a delivery for 24 hours (CONTRACT.md); the sandbox's default
+      // schedule gives up after 6 s, less than a restart can take here.
+      webhookRetry: { delaysMs: WEBHOOK_RETRY_DELAYS_MS },
       ...options.service,
     }),
     startHubSpotSandbox({ accessToken: suite.hubspotToken, ...options.hubspot }),

@@ -4,7 +4,10 @@
  */
 import type { Scenario } from '../scenario.js';
 import { crmStormScenario } from './crmStorm.js';
+import { hostileWebhooksScenario } from './hostileWebhooks.js';
 import { kill9Scenario } from './kill9.js';
+import { replicasScenario } from './replicas.js';
+import { secretsScenario } from './secrets.js';
 import { serviceStormScenario } from './serviceStorm.js';
 
 export const SCENARIOS: Scenario[] = [
@@ -12,4 +15,8 @@ export const SCENARIOS: Scenario[] = [
   kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
   serviceStormScenario({ calls: 20, budgetMs: 180_000 }),
   crmStormScenario({ calls: 10, budgetMs: 240_000 }),
+  replicasScenario,
+  hostileWebhooksScenario,
+  // Last: it scans the output of every scenario before it.
+  secretsScenario,
 ];

@@ -112,6 +112,11 @@ async function runKill9(ctx: ScenarioContext, options: Kill9Options) {
     checkWrittenOnce(verdict, { svc: stack.svc, hs: stack.hs, callIds: load.callIds, states });
     checkNo429(verdict, stack.svc, stack.hs);
     verdict.figure('replays', load.replays);
+    verdict.figure(
+      'restart',
+      `${(restartMs.reduce((a, b) => a + b, 0) / Math.max(1, restartMs.length) / 1000).toFixed(1)} s avg`,
+    );
+    verdict.figure('webhooks abandoned', stack.svc.state.countersSnapshot().webhooks.abandoned);
     return verdict.result();
   } finally {
     await worker?.stop();

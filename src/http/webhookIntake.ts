@@ -5,6 +5,10 @@
  * A signed body that is not valid JSON or not a valid event is stored as rejected and answered
  * 2xx: it really came from the Service, and the Service would resend the same bytes on every
  * retry for 24 hours, so a 4xx/5xx buys nothing but noise. Stored, an operator can inspect it.
+ *
+ * PostgreSQL text and jsonb cannot hold U+0000, so a body carrying it could never be stored and
+ * would be answered 503 on every retry: raw NULs become U+FFFD (as invalid UTF-8 does), and an
+ * event whose JSON strings carry an escaped NUL is rejected, since its payload cannot be queued.
  */
 import { WebhookEventError, parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { InboxRecord } from './types.js';
@@ -19,7 +23,8 @@ const MAX_REASON_CHARS = 500;
 
 export function classifyWebhookBody(raw: Buffer, receivedAt: number): WebhookIntake {
   // JSON is UTF-8 (RFC 8259); invalid sequences become U+FFFD and fail parsing or validation below.
-  const rawBody = raw.toString('utf8');
+  // A raw NUL is never valid JSON either, so replacing it changes no accepted event.
+  const rawBody = storable(raw.toString('utf8'));
   let json: unknown;
   try {
     json = JSON.parse(rawBody);
@@ -30,6 +35,7 @@ export function classifyWebhookBody(raw: Buffer, receivedAt: number): WebhookInt
   }
   let event: WebhookEvent;
   try {
+    if (hasNul(json)) throw new Error('a string contains U+0000, which cannot be stored');
     event = parseWebhookEvent(json);
   } catch (err) {
     const detail = err instanceof WebhookEventError ? err.problems.join('; ') : errorMessage(err);
@@ -68,7 +74,19 @@ function rejected(rawBody: string, receivedAt: number, reason: string, json: unk
 function pickString(value: unknown, key: string): string | null {
   if (!isObject(value)) return null;
   const field = value[key];
-  return typeof field === 'string' && field !== '' ? clip(field, MAX_ID_CHARS) : null;
+  return typeof field === 'string' && field !== '' ? clip(storable(field), MAX_ID_CHARS) : null;
+}
+
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD');
+}
+
+/** Whether any string (key or value) in parsed JSON contains U+0000. */
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (isObject(value)) return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+  return false;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -9,6 +9,7 @@ import {
   recordRejectedWebhook,
   replayFailedWebhooks,
 } from '../../src/store/webhookInboxRepo.js';
+import { classifyWebhookBody } from '../../src/http/webhookIntake.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 const T0 = new Date('2026-03-02T10:00:00.000Z');
@@ -68,6 +69,37 @@ describe.each(DATABASE_KINDS)('WebhookInboxRepo on %s', (kind) => {
       signatureOk: false,
     });
     expect((await insertWebhookOnce(prisma, delivery('evt_3', 1))).duplicate).toBe(false);
+  });
+
+  // Found by `npm run chaos` (hostile-webhooks): signed garbage with NUL bytes was answered 503 on
+  // every retry, because PostgreSQL text cannot hold U+0000.
+  it('stores what the receiver makes of authentic bodies carrying NUL, raw or escaped', async () => {
+    const { prisma } = get().db;
+    const garbage = Buffer.concat([Buffer.from('garbage'), Buffer.from([0, 0xff, 0, 0x41])]);
+    const escaped = Buffer.from(
+      JSON.stringify({
+        id: 'evt_nul',
+        type: 'call.completed',
+        created_at: T0.toISOString(),
+        data: { call_id: 'c\u0000' },
+      }),
+    );
+    for (const body of [garbage, escaped]) {
+      const intake = classifyWebhookBody(body, T0.getTime());
+      expect(intake.outcome).toBe('rejected');
+      const { record } = intake;
+      const stored = await recordRejectedWebhook(prisma, {
+        rawBody: record.rawBody,
+        reason: record.rejectReason!,
+        signatureOk: true,
+        eventId: record.eventId,
+        callId: record.callId,
+        receivedAt: at(0),
+      });
+      expect(stored.outcome).toBe('rejected');
+    }
+    const rows = await prisma.webhookInbox.findMany({ where: { rawBody: { startsWith: 'garbage' } } });
+    expect(rows.map((r) => r.rawBody)).toEqual(['garbage\uFFFD\uFFFD\uFFFDA']);
   });
 
   it('lists what is left to do after a crash, and replays failed events', async () => {
