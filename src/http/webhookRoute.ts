@@ -24,6 +24,16 @@ export const SIGNATURE_HEADER = 'x-service-signature';
 
 const EMPTY = Buffer.alloc(0);
 
+/** Asked of the Service when the inbox cannot store (the database is away): a few seconds. */
+export const STORE_RETRY_AFTER_S = 5;
+
+/**
+ * The Service gives up on a delivery after 10 s (CONTRACT.md, Webhooks). A store that hangs (the
+ * database unreachable without a refusal) is answered 503 before then, so the Service retries
+ * instead of counting a timeout; should the store still commit later, the retry is a duplicate.
+ */
+export const STORE_TIMEOUT_MS = 8_000;
+
 /** Register with `app.register(...)`: the raw-body parsers then apply to this route only. */
 export async function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): Promise<void> {
   const { inbox, metrics, clock, maxBodyBytes } = deps;
@@ -70,10 +80,13 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps
 
     let stored: { duplicate: boolean };
     try {
-      stored = await inbox.store(intake.record);
+      stored = await withinTime(inbox.store(intake.record), clock, STORE_TIMEOUT_MS);
     } catch (err) {
       log.error({ err }, 'webhook not stored; answering 503 so the Service retries');
-      return reply.code(503).send(errorBody('WEBHOOK_STORE_UNAVAILABLE', 'event not stored; retry later'));
+      return reply
+        .code(503)
+        .header('retry-after', String(STORE_RETRY_AFTER_S))
+        .send(errorBody('WEBHOOK_STORE_UNAVAILABLE', 'event not stored; retry later'));
     }
 
     if (intake.outcome === 'rejected') {
@@ -90,5 +103,22 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps
     }
     log.debug({ type }, 'webhook accepted');
     return reply.code(202).send({ status: 'accepted' });
+  });
+}
+
+/** `work`, or a rejection once `ms` have passed on the clock (the work itself goes on). */
+function withinTime<T>(work: Promise<T>, clock: Clock, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = clock.setTimer(() => reject(new Error(`not stored within ${ms} ms`)), ms);
+    work.then(
+      (value) => {
+        clock.clearTimer(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clock.clearTimer(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
   });
 }

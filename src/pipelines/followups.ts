@@ -7,8 +7,6 @@
  * FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
  * and are attached to the activity then.
  */
-import { BudgetClosedError } from '../budget/errors.js';
-import { DailyCapReachedError } from '../budget/types.js';
 import type { CrmName } from '../crm/types.js';
 import {
   serviceDidNotAct,
@@ -31,22 +29,18 @@ export const FOLLOWUP_UNCERTAIN = 'FOLLOWUP_UNCERTAIN';
 /**
  * True when the failed request surely made no drafts, so asking again is safe: the Service did not
  * act (429, 503, not sent), it refused the request (a 4xx: the job's own outcome then decides
- * whether to try again), or the budget or the 401 stop kept it from being sent.
+ * whether to try again), or it was never sent: the 401 stop, or an error that is not a
+ * ServiceError (the budget's, its database ledger's), since the client ends every request that
+ * reached the wire in a ServiceError (transport.ts).
  */
 export function followupRequestNotMade(error: unknown): boolean {
+  if (!(error instanceof ServiceError)) return true;
   const refused =
-    error instanceof ServiceError &&
     !(error instanceof ServiceResponseError) &&
     error.status !== undefined &&
     error.status >= 400 &&
     error.status < 500;
-  return (
-    serviceDidNotAct(error) ||
-    refused ||
-    error instanceof ServiceUnauthorizedError ||
-    error instanceof DailyCapReachedError ||
-    error instanceof BudgetClosedError
-  );
+  return serviceDidNotAct(error) || refused || error instanceof ServiceUnauthorizedError;
 }
 
 export async function generateFollowupsOnce(

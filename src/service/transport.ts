@@ -116,8 +116,10 @@ function trackSending(progress: { sent: boolean }): Dispatcher.DispatcherCompose
 }
 
 /**
- * Maps a thrown network error to ServiceTransientError; aborts and unknown errors pass through.
- * `sent` is false when the request was never written (body reads happen after sending: default).
+ * Maps a thrown network error to ServiceTransientError; aborts pass through, and so do unknown
+ * errors before the request was written, so that a ServiceError is the only kind a request that
+ * reached the wire can end in. `sent` is false when the request was never written (body reads
+ * happen after sending: the default).
  */
 export function networkFailure(err: unknown, req: OutgoingRequest, timeoutMs: number, sent = true): unknown {
   if (req.signal?.aborted) return req.signal.reason ?? err;
@@ -134,6 +136,10 @@ export function networkFailure(err: unknown, req: OutgoingRequest, timeoutMs: nu
   } else if (code && CONNECTION_CODES.has(code)) {
     kind = sent ? 'connection' : 'unsent';
     what = `dropped the connection (${code})${sent ? '' : ' before the request was sent'}`;
+  } else if (sent) {
+    // Whatever else broke once the request was out may have let the Service act on it.
+    kind = 'connection';
+    what = `failed after the request was sent (${code ?? (err instanceof Error ? err.name : 'unknown error')})`;
   }
   if (!kind) return err;
   const { method, path } = req.context;

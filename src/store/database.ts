@@ -68,8 +68,21 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return db;
 }
 
+/** How long a new PostgreSQL connection (or a free one from the pool) is waited for. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
 function openPostgres(url: string, poolSize: number | undefined, logger: Logger): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize ?? 10,
+    // A database that does not answer (a partition, not a refusal) fails a connect or a wait for a
+    // pooled connection after this, instead of holding every loop and webhook forever (pg's
+    // default is no limit). Well under the webhook receiver's own 8 s bound.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // Lets the OS notice a connection whose peer vanished, so the pool drops and replaces it.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost'));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { InboxRecord } from '../../src/http/types.js';
+import { STORE_RETRY_AFTER_S, STORE_TIMEOUT_MS } from '../../src/http/webhookRoute.js';
 import { CURRENT_SECRET, PREVIOUS_SECRET, eventBody, signedHeaders, testServer } from './harness.js';
 
 let app: FastifyInstance | undefined;
@@ -210,12 +211,35 @@ describe('POST /webhooks, inbox outcomes', () => {
     const res = await post(app, body, signedHeaders(body));
     expect(res.statusCode).toBe(503);
     expect(res.json().error.code).toBe('WEBHOOK_STORE_UNAVAILABLE');
+    expect(res.headers['retry-after']).toBe(String(STORE_RETRY_AFTER_S));
     expect(inbox.byId.size).toBe(0);
 
     inbox.failWith = null;
     const retry = await post(app, body, signedHeaders(body));
     expect(retry.statusCode).toBe(202);
     expect(inbox.byId.has('evt_001')).toBe(true);
+  });
+
+  it('answers 503 with Retry-After when the store hangs past its time bound, before the Service gives up', async () => {
+    let storeCalled!: () => void;
+    const called = new Promise<void>((r) => (storeCalled = r));
+    const { app, clock } = setup({
+      inbox: {
+        store: () => {
+          storeCalled();
+          return new Promise(() => {}); // a database that never answers
+        },
+      },
+    });
+    const body = eventBody();
+    const pending = post(app, body, signedHeaders(body));
+    await called;
+    await clock.advance(STORE_TIMEOUT_MS);
+    const res = await pending;
+    expect(STORE_TIMEOUT_MS).toBeLessThan(10_000);
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe(String(STORE_RETRY_AFTER_S));
+    expect(res.json().error.code).toBe('WEBHOOK_STORE_UNAVAILABLE');
   });
 
   it('answers 503 when storing a rejected event fails', async () => {

@@ -162,6 +162,10 @@ describe('transient failures', () => {
     const unsent = networkFailure(reset, req, 1_000, false) as ServiceTransientError;
     expect(unsent.kind).toBe('unsent');
     expect(unsent.message).toMatch(/before the request was sent/);
+    // Anything else once the request is out is a lost connection too; before, it passes through.
+    const odd = new TypeError('terminated');
+    expect((networkFailure(odd, req, 1_000, true) as ServiceTransientError).kind).toBe('connection');
+    expect(networkFailure(odd, req, 1_000, false)).toBe(odd);
   });
 
   it('a refused connection is transient, kind refused', async () => {
