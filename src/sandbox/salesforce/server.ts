@@ -24,9 +24,11 @@ function errorReply(status: number, errorCode: string, message: string, fields?:
 }
 
 /**
- * "ConcurrentRequests (Concurrent API Requests) Limit exceeded.": REQUEST_LIMIT_EXCEEDED for too
- * many long-running requests at once (Salesforce Developer Limits and Allocations Quick
- * Reference, "API Request Limits and Allocations"), unlike the daily TotalRequests one.
+ * REQUEST_LIMIT_EXCEEDED for the concurrent long-running API request limit ("typically 25 long
+ * running API calls over 20 seconds", Salesforce Help article 000389067, whose error text this
+ * is), unlike the daily TotalRequests one: it clears within seconds. The REST status and body
+ * are those of any REQUEST_LIMIT_EXCEEDED (403, REST API Developer Guide, "Status Codes and Error
+ * Responses").
  */
 const CONCURRENT_LIMIT_MESSAGE = 'ConcurrentRequests (Concurrent API Requests) Limit exceeded.';
 
