@@ -3,11 +3,14 @@
  * TEN_SECONDLY_ROLLING 429s with its X-HubSpot-RateLimit-* headers and 500/502/503; Salesforce
  * answers random 403 REQUEST_LIMIT_EXCEEDED (the concurrent-request limit) and 500/502/503; on
  * both, some 5xx come after the write was carried out, and OAuth access tokens expire every few
- * seconds (401 -> refresh). Afterwards, on each CRM: every call written back with exactly one
+ * seconds (401 -> refresh). Salesforce's daily allowance also runs out for a few seconds (403
+ * REQUEST_LIMIT_EXCEEDED TotalRequests), which the worker waits out (SALESFORCE_LIMIT_PAUSE_MS). Afterwards, on each CRM: every call written back with exactly one
  * activity carrying the Service's scores and every draft attached exactly once.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { CrmFaultInjector } from '../../src/sandbox/crmFaults.js';
+import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import {
   checkWrittenOnceIn,
   hubspotReadback,
@@ -24,6 +27,11 @@ import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 /** Access tokens live this long, so every phase meets several expiries. */
 const TOKEN_TTL_MS = 4_000;
 const QUIESCENCE_MS = 90_000;
+/** The Salesforce org's daily allowance is spent from this far into the storm, for this long. */
+const DAILY_LIMIT_AT_MS = 5_000;
+const DAILY_LIMIT_FOR_MS = 4_000;
+/** The worker's hold after REQUEST_LIMIT_EXCEEDED (15 min by default). */
+const DAILY_PAUSE_MS = 3_000;
 /** Every token issued so far is expired this often, besides the short lifetime. */
 const EXPIRE_EVERY_MS = 2_500;
 const STORM = { rateLimitRate: 0.1, errorRate: 0.15, actedShare: 0.5 };
@@ -109,6 +117,7 @@ async function runPhase(
   const env = await stack.env(
     sf
       ? {
+          SALESFORCE_LIMIT_PAUSE_MS: String(DAILY_PAUSE_MS),
           SALESFORCE_ACCESS_TOKEN: undefined,
           SALESFORCE_CLIENT_ID: sf.oauth.clientId,
           SALESFORCE_CLIENT_SECRET: sf.oauth.clientSecret,
@@ -136,6 +145,9 @@ async function runPhase(
       EXPIRE_EVERY_MS,
     );
     ctx.signal.addEventListener('abort', () => clearInterval(expiring));
+    // Salesforce: the org's daily allowance runs out for a few seconds (403 TotalRequests);
+    // the worker holds its requests for SALESFORCE_LIMIT_PAUSE_MS, then carries on.
+    const spent = sf ? spendAllowanceFor(sf, DAILY_LIMIT_AT_MS, DAILY_LIMIT_FOR_MS) : undefined;
     const load = new CallLoad(stack.svc, ctx.random, {
       calls: options.calls,
       ...(sf && { participant: salesforceParticipant }),
@@ -147,6 +159,7 @@ async function runPhase(
       signal: ctx.signal,
     });
     clearInterval(expiring);
+    await spent?.done;
     verdict.figure(`${prefix}settled in`, `${(ms / 1000).toFixed(0)} s`);
     verdict.check(
       quiet,
@@ -159,17 +172,19 @@ async function runPhase(
     const refreshes = sf
       ? (sf.state.requestCounts()['POST /services/oauth2/token'] ?? 0)
       : hs.state.requests.count('POST', '/oauth/v1/token');
+    const dailyLimited = sf ? (spent?.refused() ?? 0) : 0;
     const unauthorized = sf
       ? sf.state.recentRequests().filter((r) => r.status === 401).length
       : hs.state.requests.records.filter((r) => r.status === 401).length;
     verdict.figure(
       `${prefix}faults`,
-      `${sf ? 'limit' : '429'} ${limited}, 5xx ${errors} (${acted} after acting), 401 ${unauthorized}, token grants ${refreshes}`,
+      `${sf ? 'limit' : '429'} ${limited}, 5xx ${errors} (${acted} after acting), ${sf ? `daily limit ${dailyLimited}, ` : ''}401 ${unauthorized}, token grants ${refreshes}`,
     );
     verdict.check(
       limited > 0 && errors > 0,
       `${readback.name}: the storm injected too little (${limited} limits, ${errors} 5xx)`,
     );
+    if (sf) verdict.check(dailyLimited > 0, 'Salesforce: the spent daily allowance was never met');
     verdict.check(
       unauthorized > 0 && refreshes > 1,
       `${readback.name}: no expired token met during the run (${unauthorized} 401s, ${refreshes} grants)`,
@@ -178,4 +193,24 @@ async function runPhase(
     await worker?.stop();
     await stack.close();
   }
+}
+
+/**
+ * Spends the org's daily allowance from `atMs` from now for `forMs` (every request meanwhile is
+ * answered 403 REQUEST_LIMIT_EXCEEDED TotalRequests), then gives it back; `refused()` counts those
+ * answers.
+ */
+function spendAllowanceFor(sf: SalesforceSandbox, atMs: number, forMs: number) {
+  const before = () => sf.state.recentRequests().filter((r) => r.status === 403).length;
+  let refusedBefore = 0;
+  let refusedAfter = 0;
+  const done = (async () => {
+    await delay(atMs);
+    refusedBefore = before() - (sf.state.randomFaults.summary().injected.rate_limit ?? 0);
+    sf.state.setApiUsage(sf.state.apiLimit);
+    await delay(forMs);
+    sf.state.setApiUsage(0);
+    refusedAfter = before() - (sf.state.randomFaults.summary().injected.rate_limit ?? 0);
+  })();
+  return { done, refused: () => refusedAfter - refusedBefore };
 }

@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CrmError, CrmRateLimitedError, CrmTransientError } from '../../src/crm/errors.js';
+import {
+  CrmDailyLimitError,
+  CrmError,
+  CrmRateLimitedError,
+  CrmTransientError,
+} from '../../src/crm/errors.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { ActivityWrite } from '../../src/crm/types.js';
 import {
@@ -7,6 +12,7 @@ import {
   type SalesforceSandbox,
   type SalesforceSandboxOptions,
 } from '../../src/sandbox/salesforce/index.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
 import { adminPost, adminRecords, sandboxConfig, testJwtKeys } from './helpers.js';
 
 let sb: SalesforceSandbox | undefined;
@@ -53,6 +59,22 @@ describe('Salesforce adapter under faults (jsforce against the sandbox)', () => 
       { ok: true, created: false },
     ]);
     expect(await tasksFor(s, 'c-acted')).toEqual(['c-acted']);
+  });
+
+  it('holds requests after a daily REQUEST_LIMIT_EXCEEDED for the configured pause, then writes once', async () => {
+    const s = await start();
+    const clock = new FakeClock(Date.now());
+    const adapter = createSalesforceAdapter({ config: sandboxConfig(s, { limitPauseMs: 3_000 }), clock });
+    await adminPost(s, 'faults', { kind: 'request_limit', method: 'PATCH' });
+    const err = await adapter.upsertActivities([callWrite('c-daily')]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmDailyLimitError);
+    expect((err as CrmDailyLimitError).retryAfterMs).toBe(3_000);
+    await expect(adapter.upsertActivities([callWrite('c-daily')])).rejects.toBeInstanceOf(CrmDailyLimitError);
+    await clock.advance(3_000);
+    expect(await adapter.upsertActivities([callWrite('c-daily')])).toMatchObject([
+      { ok: true, created: true },
+    ]);
+    expect(await tasksFor(s, 'c-daily')).toEqual(['c-daily']);
   });
 
   it('answers the concurrent-request REQUEST_LIMIT_EXCEEDED with a short wait, not the daily hold', async () => {
