@@ -4,6 +4,7 @@
  */
 import type { Scenario } from '../scenario.js';
 import { crmStormScenario } from './crmStorm.js';
+import { dbOutageScenario } from './dbOutage.js';
 import { hostileWebhooksScenario } from './hostileWebhooks.js';
 import { kill9Scenario } from './kill9.js';
 import { replicasScenario } from './replicas.js';
@@ -15,6 +16,7 @@ export const SCENARIOS: Scenario[] = [
   kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
   serviceStormScenario({ calls: 20, budgetMs: 150_000 }),
   crmStormScenario({ calls: 10, budgetMs: 180_000 }),
+  dbOutageScenario,
   replicasScenario,
   hostileWebhooksScenario,
   // Last: it scans the output of every scenario before it.

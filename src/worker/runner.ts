@@ -16,8 +16,8 @@ import {
   rescheduleJob,
   type JobRecord,
 } from '../store/jobQueue.js';
-import type { Clock } from '../util/clock.js';
-import { applyTryResult, recordExhaustedJobs, type OutcomeDeps } from './jobOutcome.js';
+import { sleep, type Clock } from '../util/clock.js';
+import { applyTryResult, recordExhaustedJobs, type OutcomeDeps, type TryResult } from './jobOutcome.js';
 
 export interface RunnerOptions {
   liveConcurrency: number;
@@ -38,6 +38,14 @@ export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
 
 /** How long a job handed back at shutdown waits before another worker may claim it. */
 const HAND_BACK_DELAY_MS = 5_000;
+
+/**
+ * Recording a job's result is tried this often, 1 s, 2 s, ... apart (at most 5 s): about a
+ * minute, the claim lease, after which the lapsed lease hands the job back anyway.
+ */
+const RECORD_ATTEMPTS = 15;
+const RECORD_RETRY_MS = 1_000;
+const RECORD_RETRY_CAP_MS = 5_000;
 
 export interface JobRunner {
   start(): void;
@@ -95,11 +103,34 @@ export function createJobRunner(
 
   async function runContext(job: JobRecord): Promise<void> {
     const payload = job.payload as ContextJobPayload;
+    let result: TryResult;
     try {
-      const detail = await runContextJob(deps.pipeline, payload);
-      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'done', detail }, clock.now());
+      result = { kind: 'done', detail: await runContextJob(deps.pipeline, payload) };
     } catch (error) {
-      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'error', error }, clock.now());
+      result = { kind: 'error', error };
+    }
+    await recordResult(job, payload.callId, result);
+  }
+
+  /**
+   * Records a try's result, and again while the database is away: the work is done, only its
+   * record is missing, and without it the job would sit claimed until its lease lapses and then
+   * run again. Safe to repeat: the job updates apply only while this worker holds the job.
+   */
+  async function recordResult(job: JobRecord, callId: string, result: TryResult): Promise<void> {
+    const at = clock.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await applyTryResult(deps.outcome, job, callId, result, at);
+        return;
+      } catch (err) {
+        if (stopping || attempt >= RECORD_ATTEMPTS) throw err;
+        logger.warn(
+          { err, jobId: job.id, callId },
+          'job runner: could not record a job result; trying again',
+        );
+        await sleep(clock, Math.min(RECORD_RETRY_MS * attempt, RECORD_RETRY_CAP_MS));
+      }
     }
   }
 
@@ -129,7 +160,7 @@ export function createJobRunner(
     for (const job of jobs) {
       const payload = job.payload as WritebackJobPayload;
       const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
-      await applyTryResult(deps.outcome, job, payload.callId, result, clock.now());
+      await recordResult(job, payload.callId, result);
     }
   }
 

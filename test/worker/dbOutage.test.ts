@@ -48,7 +48,15 @@ describe.skipIf(!TEST_DATABASE_URL)('a database outage', { timeout: 120_000 }, (
 
   afterAll(async () => {
     proxy?.restore();
-    await worker?.close();
+    // A job may still be waiting on the fake clock (a retry's backoff): keep time moving while
+    // the worker drains, or its stop would wait for a clock nobody advances.
+    let closed = false;
+    const closing = (worker ? worker.close() : Promise.resolve()).finally(() => (closed = true));
+    while (!closed) {
+      await clock.advance(1_000);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await closing;
     await direct?.close();
     await proxy?.close();
     await target?.drop(false);
@@ -169,5 +177,54 @@ describe.skipIf(!TEST_DATABASE_URL)('a database outage', { timeout: 120_000 }, (
       const lease = await direct.prisma.leaderLease.findUnique({ where: { name: 'poller' } });
       return lease?.holder === worker.handle.workerId && lease.expiresAt.getTime() > clock.now();
     });
+  });
+
+  it('records the result of a job that was under way when the database went, once it is back', async () => {
+    // Cut the database at the moment the worker's HubSpot batch write arrives: the CRM write
+    // succeeds, then recording it cannot.
+    const faults = hs.state.faults;
+    const take = faults.take.bind(faults);
+    let cutDuringWrite = false;
+    faults.take = (path: string) => {
+      if (!cutDuringWrite && /\/crm\/v3\/objects\/calls\/batch\/(upsert|create)$/.test(path)) {
+        cutDuringWrite = true;
+        proxy.cut();
+      }
+      return take(path);
+    };
+    const unexpected = logged('job runner: unexpected error');
+    const id = await analysedCall();
+    await deliver(id);
+    try {
+      await tickUntil(clock, 'the batch write to meet the cut', async () => cutDuringWrite, { stepMs: 500 });
+      await tickUntil(
+        clock,
+        'the runner to try recording the result',
+        async () => logged('could not record a job result') > 0,
+      );
+    } finally {
+      faults.take = take;
+      proxy.restore();
+    }
+    await tickUntil(
+      clock,
+      'the call to be written back',
+      async () => (await worker.call(id))?.state === 'written_back',
+      {
+        stepMs: 1_000,
+        describe: () => worker.call(id),
+      },
+    );
+    // The result was recorded, not dropped: no job stranded until its lease lapsed.
+    expect(logged('job runner: unexpected error')).toBe(unexpected);
+    const activities = [...hs.state.store.objects.calls.values()].filter(
+      (o) => o.properties.crmsync_call_id === id && !o.archived,
+    );
+    expect(activities).toHaveLength(1);
+    const job = await direct.prisma.job.findFirst({
+      where: { key: `writeback:${id}` },
+      orderBy: { id: 'desc' },
+    });
+    expect(job?.state).toBe('done');
   });
 });
