@@ -3,8 +3,8 @@ import { startSandboxCli } from '../support/sandboxCli.js';
 
 describe('crm-sync sandbox hubspot: chaos options', () => {
   it('takes fault rates from flags and SANDBOX_HUBSPOT_* variables and answers 5xx at them', async () => {
-    const sandbox = await startSandboxCli(['hubspot', '--port', '0', '--error-rate', '1'], {
-      SANDBOX_HUBSPOT_RATE_LIMIT_RATE: '0',
+    const sandbox = await startSandboxCli(['hubspot', '--port', '0', '--rate-limit-rate', '0'], {
+      SANDBOX_HUBSPOT_ERROR_RATE: '1',
       SANDBOX_HUBSPOT_WINDOW_MS: '1000',
     });
     try {
