@@ -26,7 +26,8 @@ function settled(state: SyncState | undefined): boolean {
 
 /**
  * Waits (at most `timeoutMs`, or until `signal`) for every call to reach a state the worker has no
- * more work for; returns the final states and how long it took.
+ * more work for and its job queue to be empty (a written call may still have drafts to attach
+ * that followup.generated brought); returns the final states and how long it took.
  */
 export async function waitQuiescent(
   worker: WorkerProcess,
@@ -41,7 +42,9 @@ export async function waitQuiescent(
       async () => {
         if (options.signal.aborted) throw new Error('budget spent');
         states = await callStates(worker, callIds);
-        return [...states.values()].every(settled);
+        if (![...states.values()].every(settled)) return false;
+        const { queued = 0, running = 0 } = (await worker.status()).jobs.byState;
+        return queued + running === 0;
       },
       { timeoutMs: options.timeoutMs, intervalMs: 500 },
     );

@@ -8,6 +8,7 @@
  * drafts for it) and carries the FOLLOWUP_UNCERTAIN warning.
  */
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { parseFaultScript } from '../../src/sandbox/service/faultScript.js';
 import { seededRandom } from '../../src/sandbox/service/rng.js';
 import { syncRow } from '../../test/e2e/harness.js';
 import { draftIds } from '../../test/e2e/readback.js';
@@ -63,6 +64,7 @@ async function runServiceStorm(ctx: ScenarioContext, options: ServiceStormOption
       throttleRate: 0.05,
       throttleRetryAfterS: 1,
     };
+    scriptEveryKind(svc);
     const load = new CallLoad(svc, ctx.random, { calls: options.calls });
     await load.run(ctx.signal);
     ctx.log(`${load.callIds.length} calls made; waiting for the worker to settle`);
@@ -86,6 +88,31 @@ async function runServiceStorm(ctx: ScenarioContext, options: ServiceStormOption
   }
 }
 
+/**
+ * Besides the random draws, one of each kind for sure (the first matching requests get them): on
+ * the follow-up request a 500 after the drafts were made (they must still arrive, by
+ * followup.generated), a stall that never acted and a drop before any answer (the call goes
+ * without drafts, with FOLLOWUP_UNCERTAIN), and a 503 and a 429 (asked again: drafts); a poll page
+ * cut mid-answer and an analysis read cut before it.
+ */
+const SCRIPTED: Record<string, unknown>[] = [
+  { match: FOLLOWUPS, status: 500, acted: true },
+  { match: FOLLOWUPS, stall: true },
+  { match: FOLLOWUPS, status: 503 },
+  { match: FOLLOWUPS, drop: 'before' },
+  { match: FOLLOWUPS, status: 429, retryAfter: 1 },
+  { match: 'GET /v1/calls', drop: 'mid' },
+  { match: 'GET /v1/calls/:id/analysis', drop: 'before' },
+];
+
+function scriptEveryKind(svc: ServiceSandbox): void {
+  for (const body of SCRIPTED) {
+    const script = parseFaultScript(body, svc.state.settings.faults);
+    if (typeof script === 'string') throw new Error(`bad scripted fault: ${script}`);
+    svc.state.faultScripts.add(script);
+  }
+}
+
 /** The busiest second and minute stayed within the plan, and the limiter never refused. */
 function checkPlanWindows(verdict: Verdict, svc: ServiceSandbox): void {
   const counters = svc.state.countersSnapshot();
@@ -96,6 +123,8 @@ function checkPlanWindows(verdict: Verdict, svc: ServiceSandbox): void {
     'faults',
     `5xx ${count('500') + count('502') + count('503')}, stall ${count('stall')}, drop ${count('drop-before') + count('drop-mid')}, 429 ${injected429}`,
   );
+  const unused = svc.state.faultScripts.pending().length;
+  verdict.check(unused === 0, `${unused} scripted fault(s) never met a request`);
   const limits = planLimits(PLAN);
   verdict.figure('max/s,/min', `${counters.maxInAnySecond},${counters.maxInAnyMinute}`);
   verdict.check(
