@@ -138,6 +138,10 @@ async function runPhase(
     stack.svc.state.settings.webhookUrl = `${worker.url}/webhooks`;
     // The storm starts once the worker is up: its start-up checks are not what is tested here.
     faults.rates = { ...STORM };
+    // And for sure, whatever the draws: the first batch write is carried out, then answered 500.
+    if (sf) {
+      sf.state.injectFault({ status: 500, errorCode: 'UNKNOWN_EXCEPTION', method: 'PATCH', acted: true });
+    } else hs.state.faults.add({ status: 500, match: '/batch/upsert', acted: true });
     // Besides the short lifetime, every token issued so far dies now and then, so requests in
     // flight meet 401s (HubSpot EXPIRED_AUTHENTICATION, Salesforce INVALID_SESSION_ID).
     const expiring = setInterval(
