@@ -6,7 +6,7 @@
 import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { ACTIVE_SYNC_STATES, type SyncState } from '../../src/sync/states.js';
-import { syncState, waitFor, type WorkerProcess } from '../../test/e2e/harness.js';
+import { syncState, type WorkerProcess } from '../../test/e2e/harness.js';
 import {
   draftIds,
   expectedScores,
@@ -40,20 +40,15 @@ export async function waitQuiescent(
   options: { timeoutMs: number; signal: AbortSignal },
 ): Promise<{ states: Map<string, SyncState | undefined>; ms: number; quiet: boolean }> {
   const started = Date.now();
+  const deadline = started + options.timeoutMs;
   let states = new Map<string, SyncState | undefined>();
-  try {
-    await waitFor(
-      'every call to settle',
-      async () => {
-        if (options.signal.aborted) throw new Error('budget spent');
-        states = await callStates(worker, callIds);
-        return [...states.values()].every(settled);
-      },
-      { timeoutMs: options.timeoutMs, intervalMs: 500 },
-    );
-    return { states, ms: Date.now() - started, quiet: true };
-  } catch {
-    return { states, ms: Date.now() - started, quiet: false };
+  for (;;) {
+    states = await callStates(worker, callIds).catch(() => states);
+    const quiet = states.size === callIds.length && [...states.values()].every(settled);
+    if (quiet || options.signal.aborted || Date.now() >= deadline) {
+      return { states, ms: Date.now() - started, quiet };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 

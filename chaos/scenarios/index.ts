@@ -9,7 +9,7 @@ import { replicasScenario } from './replicas.js';
 import { secretsScenario } from './secrets.js';
 
 export const SCENARIOS: Scenario[] = [
-  kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 240_000 }),
+  kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 360_000 }),
   kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
   replicasScenario,
   hostileWebhooksScenario,
