@@ -65,7 +65,7 @@ async function runKill9(ctx: ScenarioContext, options: Kill9Options) {
     const restartMs: number[] = [];
     // Kills stop in time to leave the quiescence wait its whole bound.
     const killsEnd = started + options.budgetMs - QUIESCENCE_MS - 10_000;
-    for (let i = 0; i < options.kills && Date.now() < killsEnd; i++) {
+    for (let i = 0; i < options.kills && Date.now() < killsEnd && !ctx.signal.aborted; i++) {
       // Somewhere into the run, not always the first moment after a restart.
       await new Promise((resolve) => setTimeout(resolve, ctx.random() * 1_500));
       const victim = worker;
