@@ -87,6 +87,9 @@ export function checkWrittenOnce(
   const generationProblems: string[] = [];
   const draftProblems: string[] = [];
   let drafts = 0;
+  // At most once means a kill between claiming the generation and the Service's answer leaves a
+  // call without drafts (README); reported, not failed.
+  let withoutDrafts = 0;
   for (const id of callIds) {
     const engagements = hubspotCallEngagements(hs, id);
     if (engagements.length !== 1) activityProblems.push(`${id}: ${engagements.length} activities`);
@@ -103,11 +106,13 @@ export function checkWrittenOnce(
     if (generations > 1) generationProblems.push(`${id}: ${generations} generations`);
     const ids = draftIds(svc, id);
     drafts += ids.length;
+    if (ids.length === 0) withoutDrafts++;
     const notes = hubspotNotes(hs, ids);
     const perDraft = ids.map((d) => notes.filter((n) => n.properties.crmsync_followup_id === d).length);
     if (perDraft.some((n) => n !== 1)) draftProblems.push(`${id}: notes per draft ${perDraft.join('/')}`);
   }
   verdict.figure('drafts', drafts);
+  verdict.figure('calls without drafts', withoutDrafts);
   const first = (list: string[]) => list.slice(0, 5).join('; ');
   verdict.check(
     activityProblems.length === 0,

@@ -165,8 +165,8 @@ async function send(url: string, r: Request): Promise<number> {
     await res.arrayBuffer();
     return res.status;
   } catch {
-    // A server may close the connection on an oversized body before reading it all.
-    return r.kind === 'oversized' ? 413 : -1;
+    // No answer at all (a reset connection): never a documented status.
+    return -1;
   }
 }
 
