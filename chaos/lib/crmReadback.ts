@@ -88,6 +88,9 @@ export function checkWrittenOnceIn(
   const generationProblems: string[] = [];
   const draftProblems: string[] = [];
   let drafts = 0;
+  // At most once means a kill between claiming the generation and the Service's answer, or an
+  // ambiguous failure of the request, leaves a call without drafts (README); reported, not failed.
+  let withoutDrafts = 0;
   for (const id of callIds) {
     const activities = crm.activities(id);
     if (activities.length !== 1) activityProblems.push(`${id}: ${activities.length} activities`);
@@ -105,10 +108,12 @@ export function checkWrittenOnceIn(
     if (generations > 1) generationProblems.push(`${id}: ${generations} generations`);
     const ids = draftIds(svc, id);
     drafts += ids.length;
+    if (ids.length === 0) withoutDrafts++;
     const copies = ids.map((d) => crm.draftCopies(d));
     if (copies.some((n) => n !== 1)) draftProblems.push(`${id}: records per draft ${copies.join('/')}`);
   }
   verdict.figure(`${prefix}drafts`, drafts);
+  verdict.figure(`${prefix}calls without drafts`, withoutDrafts);
   const first = (list: string[]) => list.slice(0, 5).join('; ');
   verdict.check(
     activityProblems.length === 0,

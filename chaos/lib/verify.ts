@@ -6,7 +6,7 @@
 import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { ACTIVE_SYNC_STATES, type SyncState } from '../../src/sync/states.js';
-import { syncState, waitFor, type WorkerProcess } from '../../test/e2e/harness.js';
+import { syncState, type WorkerProcess } from '../../test/e2e/harness.js';
 import { checkWrittenOnceIn, hubspotReadback } from './crmReadback.js';
 import type { Verdict } from '../scenario.js';
 
@@ -35,22 +35,26 @@ export async function waitQuiescent(
   options: { timeoutMs: number; signal: AbortSignal },
 ): Promise<{ states: Map<string, SyncState | undefined>; ms: number; quiet: boolean }> {
   const started = Date.now();
+  const deadline = started + options.timeoutMs;
   let states = new Map<string, SyncState | undefined>();
+  for (;;) {
+    states = await callStates(worker, callIds).catch(() => states);
+    const quiet =
+      states.size === callIds.length && [...states.values()].every(settled) && (await queueEmpty(worker));
+    if (quiet || options.signal.aborted || Date.now() >= deadline) {
+      return { states, ms: Date.now() - started, quiet };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** No job queued or running: a written call may still have drafts to attach (followup.generated). */
+async function queueEmpty(worker: WorkerProcess): Promise<boolean> {
   try {
-    await waitFor(
-      'every call to settle',
-      async () => {
-        if (options.signal.aborted) throw new Error('budget spent');
-        states = await callStates(worker, callIds);
-        if (![...states.values()].every(settled)) return false;
-        const { queued = 0, running = 0 } = (await worker.status()).jobs.byState;
-        return queued + running === 0;
-      },
-      { timeoutMs: options.timeoutMs, intervalMs: 500 },
-    );
-    return { states, ms: Date.now() - started, quiet: true };
+    const { queued = 0, running = 0 } = (await worker.status()).jobs.byState;
+    return queued + running === 0;
   } catch {
-    return { states, ms: Date.now() - started, quiet: false };
+    return false;
   }
 }
 

@@ -12,7 +12,7 @@ import { secretsScenario } from './secrets.js';
 import { serviceStormScenario } from './serviceStorm.js';
 
 export const SCENARIOS: Scenario[] = [
-  kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 240_000 }),
+  kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 360_000 }),
   kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
   serviceStormScenario({ calls: 20, budgetMs: 150_000 }),
   crmStormScenario({ calls: 10, budgetMs: 180_000 }),

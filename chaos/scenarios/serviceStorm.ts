@@ -159,8 +159,10 @@ async function checkCallsWithoutDrafts(
     const warnings = ((await syncRow(worker, id))?.warnings ?? []) as string[];
     if (!warnings.some((w) => w.startsWith('FOLLOWUP_UNCERTAIN'))) unwarned.push(id);
   }
-  const ambiguous = svc.state.faultLog.filter((f) => f.endpoint === FOLLOWUPS && f.ambiguous).length;
-  verdict.figure('no drafts', `${without.length} (ambiguous follow-up failures ${ambiguous})`);
+  verdict.figure(
+    'ambiguous follow-up failures',
+    svc.state.faultLog.filter((f) => f.endpoint === FOLLOWUPS && f.ambiguous).length,
+  );
   verdict.check(
     unexplained.length === 0,
     `calls without drafts after no ambiguous failure: ${unexplained.slice(0, 5).join('; ')}`,
