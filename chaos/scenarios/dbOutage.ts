@@ -3,9 +3,12 @@
  * shared PostgreSQL server is never restarted), while calls arrive and webhooks keep coming.
  * Checks: every webhook that started during the outage was answered 503 with Retry-After (never
  * 2xx, never 500 or silence), so the Service retries it; every acknowledged event is in the inbox;
- * the same worker process is ready again by itself; every call written exactly once.
+ * the same worker process is ready again by itself; every call written exactly once, with its
+ * drafts unless a FOLLOWUP_UNCERTAIN warning says why not.
  */
 import pg from 'pg';
+import { syncRow } from '../../test/e2e/harness.js';
+import { followupGenerations } from '../../test/e2e/readback.js';
 import { startTcpProxy } from '../../test/support/tcpProxy.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 import { CallLoad } from '../lib/load.js';
@@ -108,6 +111,21 @@ async function runDbOutage(ctx: ScenarioContext) {
       `not quiescent within ${QUIESCENCE_MS / 1000} s: ${JSON.stringify(stateSummary(states))}`,
     );
     checkWrittenOnce(verdict, { svc: stack.svc, hs: stack.hs, callIds: load.callIds, states });
+    // Drafts are not lost to the outage: a call without any has a FOLLOWUP_UNCERTAIN warning.
+    const withoutDrafts = load.callIds.filter((id) => followupGenerations(stack.svc, id) === 0);
+    const unexplained: string[] = [];
+    for (const id of withoutDrafts) {
+      const warnings = ((await syncRow(worker, id))?.warnings ?? []) as string[];
+      if (!warnings.some((w) => w.startsWith('FOLLOWUP_UNCERTAIN'))) unexplained.push(id);
+    }
+    verdict.figure(
+      'no drafts (uncertain)',
+      `${withoutDrafts.length} (${withoutDrafts.length - unexplained.length})`,
+    );
+    verdict.check(
+      unexplained.length === 0,
+      `${unexplained.length} call(s) written without drafts and without FOLLOWUP_UNCERTAIN: ${unexplained.slice(0, 5).join(', ')}`,
+    );
     checkNo429(verdict, stack.svc, stack.hs);
     return verdict.result();
   } finally {

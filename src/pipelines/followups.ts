@@ -21,6 +21,7 @@ import {
   type DraftInput,
 } from '../store/followupRepo.js';
 import { addSyncWarnings } from '../store/syncStatusRepo.js';
+import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackItem } from './writeback.js';
 
@@ -62,13 +63,25 @@ export async function generateFollowupsOnce(
     )) as DraftInput[];
   } catch (error) {
     if (followupRequestNotMade(error)) {
-      await releaseFollowupGeneration(db, callId, crm, new Date(clock.now()));
+      // Often the database itself is what failed (the budget's ledger): undo the claim once it is
+      // back, or the call would be written without drafts and without a word.
+      await retryWhileDatabaseAway(
+        deps,
+        'release a follow-up claim',
+        () => releaseFollowupGeneration(db, callId, crm, new Date(clock.now())),
+        { context: { callId } },
+      );
       throw error;
     }
     const why = error instanceof ServiceError ? `${error.code}: ${error.message}` : String(error);
     // Recorded now, not with the write: it must survive this try failing later on.
     const warning = `${FOLLOWUP_UNCERTAIN}: the follow-up request failed after it may have reached the Service (${why}); not sent again, so drafts come only from followup.generated`;
-    await addSyncWarnings(db, { callId, crm, warnings: [warning], now: new Date(clock.now()) });
+    await retryWhileDatabaseAway(
+      deps,
+      'record a follow-up warning',
+      () => addSyncWarnings(db, { callId, crm, warnings: [warning], now: new Date(clock.now()) }),
+      { context: { callId } },
+    );
     deps.logger.warn(
       { callId, code: FOLLOWUP_UNCERTAIN },
       'follow-up generation failed ambiguously; writing the call without drafts',

@@ -16,7 +16,8 @@ import {
   rescheduleJob,
   type JobRecord,
 } from '../store/jobQueue.js';
-import { sleep, type Clock } from '../util/clock.js';
+import { retryWhileDatabaseAway } from '../store/whileAway.js';
+import type { Clock } from '../util/clock.js';
 import { applyTryResult, recordExhaustedJobs, type OutcomeDeps, type TryResult } from './jobOutcome.js';
 
 export interface RunnerOptions {
@@ -38,14 +39,6 @@ export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
 
 /** How long a job handed back at shutdown waits before another worker may claim it. */
 const HAND_BACK_DELAY_MS = 5_000;
-
-/**
- * Recording a job's result is tried this often, 1 s, 2 s, ... apart (at most 5 s): about a
- * minute, the claim lease, after which the lapsed lease hands the job back anyway.
- */
-const RECORD_ATTEMPTS = 15;
-const RECORD_RETRY_MS = 1_000;
-const RECORD_RETRY_CAP_MS = 5_000;
 
 export interface JobRunner {
   start(): void;
@@ -117,21 +110,14 @@ export function createJobRunner(
    * record is missing, and without it the job would sit claimed until its lease lapses and then
    * run again. Safe to repeat: the job updates apply only while this worker holds the job.
    */
-  async function recordResult(job: JobRecord, callId: string, result: TryResult): Promise<void> {
+  function recordResult(job: JobRecord, callId: string, result: TryResult): Promise<void> {
     const at = clock.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await applyTryResult(deps.outcome, job, callId, result, at);
-        return;
-      } catch (err) {
-        if (stopping || attempt >= RECORD_ATTEMPTS) throw err;
-        logger.warn(
-          { err, jobId: job.id, callId },
-          'job runner: could not record a job result; trying again',
-        );
-        await sleep(clock, Math.min(RECORD_RETRY_MS * attempt, RECORD_RETRY_CAP_MS));
-      }
-    }
+    return retryWhileDatabaseAway(
+      { clock, logger },
+      'record a job result',
+      () => applyTryResult(deps.outcome, job, callId, result, at),
+      { giveUp: () => stopping, context: { jobId: job.id, callId } },
+    );
   }
 
   async function bulkLane(): Promise<void> {

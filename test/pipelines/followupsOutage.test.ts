@@ -1,0 +1,81 @@
+/**
+ * A follow-up request stopped before sending by the database going away (the budget's ledger is
+ * in the database): the claim must be undone once the database is back, or the call would be
+ * written without drafts and without a warning. PostgreSQL through a TCP proxy the test cuts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.js';
+import { generateFollowupsOnce } from '../../src/pipelines/followups.js';
+import type { ServiceClient } from '../../src/service/types.js';
+import { openDatabase, type Database } from '../../src/store/database.js';
+import { claimFollowupGeneration } from '../../src/store/followupRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+import { waitFor } from '../e2e/harness.js';
+import { createMigratedDatabase, TEST_DATABASE_URL, type TestDatabase } from '../store/helpers.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+
+let target: TestDatabase;
+let proxy: TcpProxy;
+let db: Database;
+
+describe.skipIf(!TEST_DATABASE_URL)('a follow-up claim when the database goes away', () => {
+  beforeAll(async () => {
+    target = await createMigratedDatabase('postgres');
+    const url = new URL(target.url!);
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.host = `127.0.0.1:${proxy.port}`;
+    db = await openDatabase({ databaseUrl: url.toString(), dataDir: target.dataDir });
+  });
+
+  afterAll(async () => {
+    proxy?.restore();
+    await db?.close();
+    await proxy?.close();
+    await target?.drop(false);
+  });
+
+  it('is undone once the database is back, so the next try asks the Service', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 5, 12));
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    await upsertDiscovered(db.prisma, { callId: 'c1', crm: 'hubspot', now: new Date(clock.now()) });
+    // Stands in for the budget refusing before sending because its ledger's query failed: the
+    // outage starts here, and the error is the real one from a query on the cut connection.
+    const service = {
+      async generateFollowups() {
+        proxy.cut();
+        throw await db.prisma.syncStatus.count().then(
+          () => new Error('the database answered through a cut proxy'),
+          (err: unknown) => err,
+        );
+      },
+    } as unknown as ServiceClient;
+
+    const attempt = generateFollowupsOnce(
+      { db: db.prisma, service, clock, logger },
+      {
+        callId: 'c1',
+        crm: 'hubspot',
+        email: 'a@b.c',
+        item: { jobId: 1, payload: { callId: 'c1', reason: 'poll' }, priority: 'writeback' },
+      },
+    ).then(
+      () => 'resolved',
+      (err: unknown) => (err as Error).message,
+    );
+    await waitFor('the release to fail', async () =>
+      lines.some((l) => l.includes('could not release a follow-up claim')),
+    );
+    proxy.restore();
+    let settled: string | undefined;
+    void attempt.then((s) => (settled = s));
+    await waitFor('the attempt to end', async () => {
+      await clock.advance(1_000);
+      return settled !== undefined;
+    });
+    expect(settled).not.toBe('resolved');
+    // Released: a new claim succeeds, so the job's next try generates the drafts.
+    expect(await claimFollowupGeneration(db.prisma, 'c1', 'hubspot', new Date(clock.now()))).toBe(true);
+  });
+});
