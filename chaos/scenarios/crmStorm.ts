@@ -114,6 +114,7 @@ async function runPhase(
   const stack = await startCrmStack(ctx, crm);
   const { hs, sf } = stack;
   if (sf) ctx.secrets.add('SfRefreshToken', sf.oauth.refreshToken);
+  registerIssuedTokens(ctx, stack);
   const env = await stack.env(
     sf
       ? {
@@ -217,4 +218,26 @@ function spendAllowanceFor(sf: SalesforceSandbox, atMs: number, forMs: number) {
     refusedAfter = before() - (sf.state.randomFaults.summary().injected.rate_limit ?? 0);
   })();
   return { done, refused: () => refusedAfter - refusedBefore };
+}
+
+/** Every access token the CRM sandbox issues during the run goes to the secrets scan too. */
+function registerIssuedTokens(ctx: ScenarioContext, { hs, sf }: Stack): void {
+  if (sf) {
+    const issuer = sf.state.issuer;
+    const issue = issuer.issue.bind(issuer);
+    issuer.issue = (userId: string) => {
+      const token = issue(userId);
+      ctx.secrets.add('SfAccessToken', token);
+      return token;
+    };
+    return;
+  }
+  const auth = hs.state.auth;
+  const grant = auth.token.bind(auth);
+  auth.token = (form: Record<string, string>) => {
+    const answer = grant(form);
+    if (typeof answer.body.access_token === 'string')
+      ctx.secrets.add('HsAccessToken', answer.body.access_token);
+    return answer;
+  };
 }
