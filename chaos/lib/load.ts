@@ -6,7 +6,7 @@
 import { addAnalysedCalls, matchingParticipant } from '../../bench/worker/harness.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import type { Random } from '../../src/sandbox/service/rng.js';
-import { completeCall, createCall, post } from '../../test/e2e/harness.js';
+import { completeCall, createCall, post, type Person } from '../../test/e2e/harness.js';
 
 export interface LoadOptions {
   /** How many calls to make in all (live and poll-only together). */
@@ -15,6 +15,8 @@ export interface LoadOptions {
   pollOnlyShare?: number;
   /** Pause between steps, picked between these (default 300..1200 ms): the pace of arrivals. */
   stepMs?: [number, number];
+  /** Who the n-th live call is with (default: people the HubSpot sandbox knows, by email or domain). */
+  participant?: (n: number) => Person;
 }
 
 export class CallLoad {
@@ -60,7 +62,8 @@ export class CallLoad {
       });
       this.callIds.push(id!);
     } else if (room && roll < 0.6) {
-      const id = await createCall(this.svc, matchingParticipant(this.callIds.length));
+      const participant = (this.options.participant ?? matchingParticipant)(this.callIds.length);
+      const id = await createCall(this.svc, participant);
       this.callIds.push(id);
       this.live.push(id);
     } else if (this.live.length > 0 && roll < 0.85) {

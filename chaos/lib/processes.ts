@@ -14,7 +14,8 @@ import {
   type WorkerProcess,
 } from '../../test/e2e/harness.js';
 
-const alive = new Set<WorkerProcess>();
+/** Running workers and where their output goes. */
+const alive = new Map<WorkerProcess, string>();
 
 export interface ChaosWorker extends WorkerProcess {
   /** Where this process's output is written once it exits. */
@@ -40,7 +41,7 @@ export async function startChaosWorker(
     writeFileSync(logFile, (err as Error).message);
     throw err;
   }
-  alive.add(worker);
+  alive.set(worker, logFile);
   void worker.exited.then((exit) => {
     alive.delete(worker);
     writeFileSync(logFile, `${worker.output()}\n# exit ${JSON.stringify(exit)}\n`);
@@ -62,9 +63,15 @@ export async function startChaosWorker(
   };
 }
 
-/** SIGKILL for every worker still running (a scenario that crashed or ran out of time). */
+/**
+ * SIGKILL for every worker still running (a scenario that crashed or ran out of time); their output
+ * so far is written at once, since the runner may exit before they do.
+ */
 export function killAllChildren(): void {
-  for (const worker of alive) worker.kill('SIGKILL');
+  for (const [worker, logFile] of alive) {
+    worker.kill('SIGKILL');
+    writeFileSync(logFile, `${worker.output()}\n# killed by the chaos runner\n`);
+  }
 }
 
 /** Runs the CLI to completion and keeps its output (stdout and stderr) in the scenario's directory. */

@@ -6,8 +6,21 @@
  */
 import path from 'node:path';
 import { PLAN_PRESETS, type PlanName } from '../../src/budget/plans.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import {
+  startHubSpotSandbox,
+  type HubSpotSandbox,
+  type HubSpotSandboxOptions,
+} from '../../src/sandbox/hubspot/index.js';
+import {
+  startSalesforceSandbox,
+  type SalesforceSandbox,
+  type SalesforceSandboxOptions,
+} from '../../src/sandbox/salesforce/index.js';
+import {
+  startServiceSandbox,
+  type ServiceSandbox,
+  type ServiceSandboxOptions,
+} from '../../src/sandbox/service/index.js';
 import type { DatabaseKind } from '../../src/store/database.js';
 import { freePort, workerEnv, type WorkerEnv } from '../../test/e2e/harness.js';
 import type { ScenarioContext } from '../scenario.js';
@@ -26,11 +39,19 @@ export interface StackOptions {
   analysisDelayMs?: number;
   /** The worker's poll schedule (6-field cron); default every 10 s, so polls meet the kills. */
   pollSchedule?: string;
+  /** More Service sandbox options (faults, limits). */
+  service?: Partial<ServiceSandboxOptions>;
+  /** More HubSpot sandbox options (limits, fault rates, token lifetime). */
+  hubspot?: Partial<HubSpotSandboxOptions>;
+  /** Given: a Salesforce sandbox with these options is started and the worker syncs to it. */
+  salesforce?: SalesforceSandboxOptions;
 }
 
 export interface Stack {
   svc: ServiceSandbox;
   hs: HubSpotSandbox;
+  /** Present when the options asked for Salesforce: the worker's CRM then. */
+  sf: SalesforceSandbox | undefined;
   /** The PostgreSQL URL (with the run's password), or undefined on the embedded database. */
   databaseUrl: string | undefined;
   /** Settings for one worker process; `port` 0 picks a free one. */
@@ -51,9 +72,11 @@ export async function startStack(ctx: ScenarioContext, options: StackOptions): P
       // The real Service retries a delivery for 24 hours (CONTRACT.md); the sandbox's default
       // schedule gives up after 6 s, less than a restart can take here.
       webhookRetry: { delaysMs: WEBHOOK_RETRY_DELAYS_MS },
+      ...options.service,
     }),
-    startHubSpotSandbox({ accessToken: suite.hubspotToken }),
+    startHubSpotSandbox({ accessToken: suite.hubspotToken, ...options.hubspot }),
   ]);
+  const sf = options.salesforce ? await startSalesforceSandbox(options.salesforce) : undefined;
   let databaseUrl: string | undefined;
   let drop: (() => Promise<void>) | undefined;
   if (options.database === 'postgres') {
@@ -72,27 +95,24 @@ export async function startStack(ctx: ScenarioContext, options: StackOptions): P
   return {
     svc,
     hs,
+    sf,
     databaseUrl,
     async env(over = {}) {
       const port = over.PORT && over.PORT !== '0' ? over.PORT : String(await freePort());
-      return workerEnv(
-        svc,
-        { kind: 'hubspot', sandbox: hs },
-        {
-          SERVICE_PLAN: options.plan,
-          SERVICE_RATE_PER_MINUTE: undefined,
-          SERVICE_BURST_PER_SECOND: undefined,
-          POLL_SCHEDULE: options.pollSchedule ?? '*/10 * * * * *',
-          LOG_LEVEL: 'debug',
-          DATABASE_URL: databaseUrl,
-          ...over,
-          DATA_DIR: over.DATA_DIR ?? dataDir,
-          PORT: port,
-        },
-      );
+      return workerEnv(svc, sf ? { kind: 'salesforce', sandbox: sf } : { kind: 'hubspot', sandbox: hs }, {
+        SERVICE_PLAN: options.plan,
+        SERVICE_RATE_PER_MINUTE: undefined,
+        SERVICE_BURST_PER_SECOND: undefined,
+        POLL_SCHEDULE: options.pollSchedule ?? '*/10 * * * * *',
+        LOG_LEVEL: 'debug',
+        DATABASE_URL: databaseUrl,
+        ...over,
+        DATA_DIR: over.DATA_DIR ?? dataDir,
+        PORT: port,
+      });
     },
     async close() {
-      await Promise.all([svc.close(), hs.close()]);
+      await Promise.all([svc.close(), hs.close(), sf?.close()]);
       await drop?.();
     },
   };

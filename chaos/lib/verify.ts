@@ -6,14 +6,8 @@
 import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { ACTIVE_SYNC_STATES, type SyncState } from '../../src/sync/states.js';
-import { syncState, waitFor, type WorkerProcess } from '../../test/e2e/harness.js';
-import {
-  draftIds,
-  expectedScores,
-  followupGenerations,
-  hubspotCallEngagements,
-  hubspotNotes,
-} from '../../test/e2e/readback.js';
+import { syncState, type WorkerProcess } from '../../test/e2e/harness.js';
+import { checkWrittenOnceIn, hubspotReadback } from './crmReadback.js';
 import type { Verdict } from '../scenario.js';
 
 /** Each call's sync state as the worker reports it (undefined: the worker never heard of it). */
@@ -32,7 +26,8 @@ function settled(state: SyncState | undefined): boolean {
 
 /**
  * Waits (at most `timeoutMs`, or until `signal`) for every call to reach a state the worker has no
- * more work for; returns the final states and how long it took.
+ * more work for and its job queue to be empty (a written call may still have drafts to attach
+ * that followup.generated brought); returns the final states and how long it took.
  */
 export async function waitQuiescent(
   worker: WorkerProcess,
@@ -40,20 +35,26 @@ export async function waitQuiescent(
   options: { timeoutMs: number; signal: AbortSignal },
 ): Promise<{ states: Map<string, SyncState | undefined>; ms: number; quiet: boolean }> {
   const started = Date.now();
+  const deadline = started + options.timeoutMs;
   let states = new Map<string, SyncState | undefined>();
+  for (;;) {
+    states = await callStates(worker, callIds).catch(() => states);
+    const quiet =
+      states.size === callIds.length && [...states.values()].every(settled) && (await queueEmpty(worker));
+    if (quiet || options.signal.aborted || Date.now() >= deadline) {
+      return { states, ms: Date.now() - started, quiet };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** No job queued or running: a written call may still have drafts to attach (followup.generated). */
+async function queueEmpty(worker: WorkerProcess): Promise<boolean> {
   try {
-    await waitFor(
-      'every call to settle',
-      async () => {
-        if (options.signal.aborted) throw new Error('budget spent');
-        states = await callStates(worker, callIds);
-        return [...states.values()].every(settled);
-      },
-      { timeoutMs: options.timeoutMs, intervalMs: 500 },
-    );
-    return { states, ms: Date.now() - started, quiet: true };
+    const { queued = 0, running = 0 } = (await worker.status()).jobs.byState;
+    return queued + running === 0;
   } catch {
-    return { states, ms: Date.now() - started, quiet: false };
+    return false;
   }
 }
 
@@ -66,7 +67,7 @@ export function stateSummary(states: Map<string, SyncState | undefined>): Record
 
 /**
  * The end-of-run checks for calls that should all be written back (participants the HubSpot
- * sandbox knows). Adds figures and failures to `verdict`.
+ * sandbox knows), as checkWrittenOnceIn does them for any CRM. Adds figures and failures to `verdict`.
  */
 export function checkWrittenOnce(
   verdict: Verdict,
@@ -77,52 +78,8 @@ export function checkWrittenOnce(
     states: Map<string, SyncState | undefined>;
   },
 ): void {
-  const { svc, hs, callIds, states } = input;
-  const notWritten = callIds.filter((id) => states.get(id) !== 'written_back');
-  verdict.figure('written', `${callIds.length - notWritten.length}/${callIds.length}`);
-  verdict.check(
-    notWritten.length === 0,
-    `${notWritten.length} call(s) not written back: ${notWritten
-      .slice(0, 5)
-      .map((id) => `${id}=${states.get(id) ?? 'unknown'}`)
-      .join(', ')}`,
-  );
-
-  const activityProblems: string[] = [];
-  const generationProblems: string[] = [];
-  const draftProblems: string[] = [];
-  let drafts = 0;
-  for (const id of callIds) {
-    const engagements = hubspotCallEngagements(hs, id);
-    if (engagements.length !== 1) activityProblems.push(`${id}: ${engagements.length} activities`);
-    else if (svc.state.getCall(id)?.analysis) {
-      const { scoring, detected, handled } = expectedScores(svc, id);
-      const p = engagements[0]!.properties;
-      const wrong =
-        p.crmsync_score_overall !== String(scoring.overall) ||
-        p.crmsync_objections_detected !== String(detected) ||
-        p.crmsync_objections_handled !== String(handled);
-      if (wrong) activityProblems.push(`${id}: activity carries other scores than the Service's`);
-    }
-    const generations = followupGenerations(svc, id);
-    if (generations > 1) generationProblems.push(`${id}: ${generations} generations`);
-    const ids = draftIds(svc, id);
-    drafts += ids.length;
-    const notes = hubspotNotes(hs, ids);
-    const perDraft = ids.map((d) => notes.filter((n) => n.properties.crmsync_followup_id === d).length);
-    if (perDraft.some((n) => n !== 1)) draftProblems.push(`${id}: notes per draft ${perDraft.join('/')}`);
-  }
-  verdict.figure('drafts', drafts);
-  const first = (list: string[]) => list.slice(0, 5).join('; ');
-  verdict.check(
-    activityProblems.length === 0,
-    `activities not exactly one and right: ${first(activityProblems)}`,
-  );
-  verdict.check(
-    generationProblems.length === 0,
-    `follow-ups generated more than once: ${first(generationProblems)}`,
-  );
-  verdict.check(draftProblems.length === 0, `drafts not attached exactly once: ${first(draftProblems)}`);
+  const { hs, ...rest } = input;
+  checkWrittenOnceIn(verdict, { ...rest, crm: hubspotReadback(hs) });
 }
 
 /** No 429 from the Service or HubSpot; adds the Service's busiest second and minute as figures. */

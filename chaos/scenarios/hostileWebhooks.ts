@@ -59,7 +59,7 @@ const KINDS: { kind: Kind; weight: number; statuses: number[] }[] = [
 export const hostileWebhooksScenario: Scenario = {
   name: 'hostile-webhooks',
   description: `${REQUESTS} forged, malformed and oversized webhooks: documented statuses, nothing unauthenticated stored, RSS back within 10 %`,
-  budgetMs: 150_000,
+  budgetMs: 200_000,
   run: runHostile,
 };
 
@@ -146,6 +146,18 @@ function rssBytes(pid: number): number {
   return match ? Number(match[1]) * 1024 : Number.NaN;
 }
 
+/** RSS once it has stopped falling (at most 60 s), read every 2 s. */
+async function settledRss(pid: number): Promise<number> {
+  let last = rssBytes(pid);
+  for (let i = 0; i < 30; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const now = rssBytes(pid);
+    if (now >= last * 0.99) return now;
+    last = now;
+  }
+  return last;
+}
+
 /** The worker's own view of its memory (prom-client's default metrics), in bytes. */
 async function heapUsed(worker: ChaosWorker): Promise<number> {
   const text = await (await fetch(`${worker.url}/metrics`)).text();
@@ -165,8 +177,8 @@ async function send(url: string, r: Request): Promise<number> {
     await res.arrayBuffer();
     return res.status;
   } catch {
-    // A server may close the connection on an oversized body before reading it all.
-    return r.kind === 'oversized' ? 413 : -1;
+    // No answer at all (a reset connection): never a documented status.
+    return -1;
   }
 }
 
@@ -211,9 +223,13 @@ async function runHostile(ctx: ScenarioContext) {
     });
     const secret = ctx.secrets.suite.webhookSecret;
     const tally = new Map<Kind, { sent: number; wrong: number; statuses: Set<number> }>();
+    // The real event once, so every 'duplicate' request after it is one.
+    const first = await send(worker.url, makeRequest('duplicate', 0, base, secret, ctx.random));
+    verdict.check(first === 202, `the real event was answered ${first}, not 202`);
     const rssStart = rssBytes(worker.pid);
     await flood(worker, WARMUP, base, secret, ctx.random, tally);
-    const rssBefore = rssBytes(worker.pid);
+    // Taken at rest, like the reading after the flood: V8 returns pages when the process idles.
+    const rssBefore = await settledRss(worker.pid);
     const heapBefore = await heapUsed(worker);
     const started = Date.now();
     for (let q = 0; q < 4; q++) {
@@ -267,7 +283,7 @@ async function runHostile(ctx: ScenarioContext) {
         rssAfter = rssBytes(worker!.pid);
         return rssAfter <= rssBefore * (1 + RSS_TOLERANCE);
       },
-      { timeoutMs: 30_000, intervalMs: 1_000 },
+      { timeoutMs: 60_000, intervalMs: 1_000 },
     ).catch(() => undefined);
     const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
     verdict.figure('heap used', `${mb(heapBefore)} -> ${mb(await heapUsed(worker))}`);

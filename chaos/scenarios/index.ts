@@ -3,15 +3,19 @@
  * `secrets` last, since it scans the output of all the others.
  */
 import type { Scenario } from '../scenario.js';
+import { crmStormScenario } from './crmStorm.js';
 import { dbOutageScenario } from './dbOutage.js';
 import { hostileWebhooksScenario } from './hostileWebhooks.js';
 import { kill9Scenario } from './kill9.js';
 import { replicasScenario } from './replicas.js';
 import { secretsScenario } from './secrets.js';
+import { serviceStormScenario } from './serviceStorm.js';
 
 export const SCENARIOS: Scenario[] = [
-  kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 240_000 }),
+  kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 360_000 }),
   kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
+  serviceStormScenario({ calls: 20, budgetMs: 150_000 }),
+  crmStormScenario({ calls: 10, budgetMs: 180_000 }),
   dbOutageScenario,
   replicasScenario,
   hostileWebhooksScenario,

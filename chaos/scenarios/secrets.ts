@@ -1,12 +1,14 @@
 /**
  * Runs last: every log line and CLI output the suite captured (each scenario's directory) is
- * searched for the run's secrets: the Service API key, the webhook secret, the HubSpot token and
- * the database password. It adds output of its own first, from the places a secret is most likely
+ * searched for the run's secrets: the Service API key, the webhook secret, the CRM tokens, the
+ * admin token and the database password. It adds output of its own first, from the places a secret is most likely
  * to slip out: a debug-level worker start (which logs its configuration), `doctor` and `status`,
  * and the CLI failing on a wrong key and an unreachable database whose URL carries the password.
  */
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { startSalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { startChaosWorker, runChaosCli } from '../lib/processes.js';
 import { startStack } from '../lib/stack.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
@@ -32,7 +34,9 @@ function outputFiles(dir: string): string[] {
 async function produceOutput(ctx: ScenarioContext): Promise<void> {
   const stack = await startStack(ctx, { database: 'postgres', plan: 'team' });
   try {
-    const env = await stack.env({ LOG_LEVEL: 'debug' });
+    const adminToken = `chaosAdmin${randomBytes(12).toString('hex')}`;
+    ctx.secrets.add('ADMIN_TOKEN', adminToken);
+    const env = await stack.env({ LOG_LEVEL: 'debug', ADMIN_TOKEN: adminToken });
     const worker = await startChaosWorker(env, { dir: ctx.dir, label: 'worker' });
     const cli = { dir: ctx.dir, label: 'cli' };
     await runChaosCli(['status'], env, cli);
@@ -47,6 +51,23 @@ async function produceOutput(ctx: ScenarioContext): Promise<void> {
     unreachable.port = '9';
     await runChaosCli(['status'], { ...env, DATABASE_URL: unreachable.toString() }, cli);
     await runChaosCli(['doctor'], { ...env, DATABASE_URL: unreachable.toString() }, cli);
+    // The Salesforce side: its sandbox issues the token.
+    const sf = await startSalesforceSandbox();
+    try {
+      ctx.secrets.add('Salesforce access token', sf.accessToken);
+      const sfEnv = {
+        ...env,
+        CRM: 'salesforce',
+        HUBSPOT_ACCESS_TOKEN: undefined,
+        SALESFORCE_INSTANCE_URL: sf.url,
+        SALESFORCE_LOGIN_URL: sf.url,
+        SALESFORCE_ACCESS_TOKEN: sf.accessToken,
+      };
+      await runChaosCli(['doctor'], sfEnv, cli);
+      await runChaosCli(['doctor'], { ...sfEnv, SALESFORCE_ACCESS_TOKEN: `${sf.accessToken}x` }, cli);
+    } finally {
+      await sf.close();
+    }
   } finally {
     await stack.close();
   }

@@ -41,6 +41,8 @@ export interface SalesforceConfig {
   username?: string | undefined;
   jwtPrivateKey?: string | undefined;
   apiVersion: string;
+  /** Hold after REQUEST_LIMIT_EXCEEDED or once the reserve is reached (default 15 min). */
+  limitPauseMs?: number | undefined;
 }
 
 export interface AppConfig {
@@ -203,6 +205,7 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
       username: raw.SALESFORCE_USERNAME,
       jwtPrivateKey: raw.SALESFORCE_JWT_PRIVATE_KEY,
       apiVersion: raw.SALESFORCE_API_VERSION,
+      limitPauseMs: raw.SALESFORCE_LIMIT_PAUSE_MS,
     },
     http: {
       port: raw.PORT,

@@ -133,6 +133,8 @@ export const rawConfigSchema = z.object({
       .regex(/^\d+\.0$/, 'expected a version like 62.0')
       .default('62.0'),
   ),
+  /** How long to hold Salesforce requests after REQUEST_LIMIT_EXCEEDED (the daily allowance). */
+  SALESFORCE_LIMIT_PAUSE_MS: optionalText.pipe(positiveInt.default(900_000)),
   PORT: optionalText.pipe(
     z.coerce
       .number<string>({ error: 'expected a port number' })

@@ -57,6 +57,14 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads how long Salesforce requests are held after REQUEST_LIMIT_EXCEEDED (15 min unless set)', () => {
+    expect(parseConfig(base).salesforce.limitPauseMs).toBe(900_000);
+    expect(parseConfig({ ...base, SALESFORCE_LIMIT_PAUSE_MS: '3000' }).salesforce.limitPauseMs).toBe(3000);
+    expect(problemsOf({ ...base, SALESFORCE_LIMIT_PAUSE_MS: '-1', HUBSPOT_ACCESS_TOKEN: 't' })).toEqual([
+      expect.stringContaining('SALESFORCE_LIMIT_PAUSE_MS'),
+    ]);
+  });
+
   it('names a bad variable and what it expects', () => {
     const problems = problemsOf({ ...base, SERVICE_PLAN: 'gold', PORT: 'eighty', HUBSPOT_ACCESS_TOKEN: 't' });
     expect(problems).toEqual(

@@ -105,4 +105,47 @@ describe('HubSpot adapter limits, retries and auth (real SDK against the sandbox
     expect(r).toMatchObject({ ok: true, created: true });
     expect(statuses(sb)).toEqual([503, 503, 200]);
   });
+
+  it('retries a 500 that came after the upsert was carried out, and the call is still written once', async () => {
+    sb = await sandbox();
+    const adapter = adapterFor(sb);
+    sb.state.faults.add({ status: 500, match: '/batch/upsert', acted: true });
+    const [r] = await adapter.upsertActivities([
+      { callId: 'c-acted', properties: { hs_timestamp: '2026-01-15T10:00:00.000Z' }, links: {} },
+    ]);
+    expect(r).toMatchObject({ ok: true, created: false });
+    expect(statuses(sb)).toEqual([500, 200]);
+    const written = [...sb.state.store.objects.calls.values()].filter(
+      (c) => c.properties.crmsync_call_id === 'c-acted',
+    );
+    expect(written).toHaveLength(1);
+  });
+
+  it('writes every call exactly once through random 429s (with the rate-limit headers) and 5xx', async () => {
+    sb = await sandbox({
+      limits: { windowMs: 200 },
+      faultRates: { rateLimitRate: 0.15, errorRate: 0.15, actedShare: 1 },
+      faultSeed: 3,
+    });
+    const adapter = adapterFor(sb);
+    const ids = Array.from({ length: 12 }, (_, i) => `c-storm-${i}`);
+    const pending = new Set(ids);
+    // The pipeline tries a failed write again later; three rounds stand in for that here.
+    for (let round = 0; round < 3 && pending.size > 0; round++) {
+      for (const id of [...pending]) {
+        const [r] = await adapter.upsertActivities([
+          { callId: id, properties: { hs_timestamp: '2026-01-15T10:00:00.000Z' }, links: {} },
+        ]);
+        if (r?.ok) pending.delete(id);
+      }
+    }
+    expect(pending.size).toBe(0);
+    const keys = [...sb.state.store.objects.calls.values()].map((c) => c.properties.crmsync_call_id);
+    expect(keys.filter((k) => k?.startsWith('c-storm-')).sort()).toEqual([...ids].sort());
+    const injected = sb.state.randomFaults.summary().injected;
+    expect(injected.rate_limit).toBeGreaterThan(0);
+    expect((injected['500'] ?? 0) + (injected['502'] ?? 0)).toBeGreaterThan(0);
+    const limited = sb.state.requests.records.find((r) => r.status === 429);
+    expect(limited).toBeDefined();
+  });
 });

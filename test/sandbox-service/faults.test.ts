@@ -15,19 +15,38 @@ function scripted(values: number[]): () => number {
 }
 
 describe('decideFault', () => {
-  it('drops, errors or passes according to the rates', () => {
+  it('drops, errors, stalls, throttles or passes according to the rates', () => {
     expect(decideFault(NO_FAULTS, scripted([]))).toEqual({ kind: 'none' });
-    expect(decideFault({ ...NO_FAULTS, dropRate: 0.3 }, scripted([0.29]))).toEqual({ kind: 'drop' });
+    expect(decideFault({ ...NO_FAULTS, dropRate: 0.3 }, scripted([0.29, 0.4]))).toEqual({
+      kind: 'drop',
+      phase: 'before',
+    });
+    expect(decideFault({ ...NO_FAULTS, dropRate: 0.3 }, scripted([0.1, 0.6]))).toEqual({
+      kind: 'drop',
+      phase: 'mid',
+    });
     expect(decideFault({ ...NO_FAULTS, dropRate: 0.3 }, scripted([0.3]))).toEqual({ kind: 'none' });
-    expect(decideFault({ ...NO_FAULTS, errorRate: 0.5 }, scripted([0.1, 0.5, 0.9]))).toEqual({
+    expect(decideFault({ ...NO_FAULTS, errorRate: 0.5 }, scripted([0.1, 0.5, 0.9, 0.4]))).toEqual({
       kind: 'error',
       status: 502,
       html: false,
+      acted: true,
     });
+    // A 503 never acts, so no draw is made for it.
     expect(decideFault({ ...NO_FAULTS, errorRate: 0.5 }, scripted([0.1, 0.99, 0.1]))).toEqual({
       kind: 'error',
       status: 503,
       html: true,
+      acted: false,
+    });
+    expect(decideFault({ ...NO_FAULTS, stallRate: 0.2, stallMs: 900 }, scripted([0.1, 0.7]))).toEqual({
+      kind: 'stall',
+      ms: 900,
+      acted: false,
+    });
+    expect(decideFault({ ...NO_FAULTS, throttleRate: 1, throttleRetryAfterS: 3 }, scripted([0.5]))).toEqual({
+      kind: 'throttle',
+      retryAfterS: 3,
     });
   });
 });
@@ -51,11 +70,12 @@ describe('fault injection over HTTP', () => {
     expect(await admin(sandbox, '/counters')).toMatchObject({ accepted: 4, rejected429: 1 });
   });
 
-  it('destroys the socket without an answer at dropRate 1, and heals when changed at run time', async () => {
+  it('destroys the socket before or mid-answer at dropRate 1, and heals when changed at run time', async () => {
     sandbox = await startServiceSandbox({ limits: ROOMY_LIMITS, faults: { dropRate: 1 } });
-    await expect(api(sandbox, '/v1/calls')).rejects.toThrow();
+    // Cut before the head or half-way through the body: either way no whole answer arrives.
+    await expect(api(sandbox, '/v1/calls').then((res) => res.text())).rejects.toThrow();
     expect(await admin(sandbox, '/counters')).toMatchObject({ accepted: 1, dropped: 1, byStatus: {} });
-    expect(await admin(sandbox, '/faults', { dropRate: 0 })).toEqual({
+    expect(await admin(sandbox, '/faults', { dropRate: 0 })).toMatchObject({
       errorRate: 0,
       latencyMs: 0,
       dropRate: 0,

@@ -27,12 +27,16 @@ export type RefreshFn = (credentials: {
   refreshToken: string;
 }) => Promise<TokenGrant>;
 
-/** Renew this long before the token's stated expiry. */
+/**
+ * Renew this long before the token's stated expiry, or a tenth of its lifetime when that is
+ * shorter: a margin longer than the lifetime would ask for a new token before every request.
+ */
 const EXPIRY_MARGIN_MS = 60_000;
 
 export class TokenSource {
   private token: string | undefined;
   private expiresAt = Infinity;
+  private marginMs = EXPIRY_MARGIN_MS;
   private refreshing: Promise<string> | undefined;
   private refreshToken: string | undefined;
 
@@ -58,7 +62,7 @@ export class TokenSource {
 
   /** A token to use now (refreshing first when there is none or it is about to expire). */
   async current(): Promise<string> {
-    if (this.token && this.clock.now() < this.expiresAt - EXPIRY_MARGIN_MS) return this.token;
+    if (this.token && this.clock.now() < this.expiresAt - this.marginMs) return this.token;
     if (!this.canRefresh && this.token) return this.token;
     return this.refresh(this.token);
   }
@@ -98,7 +102,9 @@ export class TokenSource {
       );
     }
     this.token = grant.accessToken;
-    this.expiresAt = grant.expiresInSec ? started + grant.expiresInSec * 1000 : Infinity;
+    const lifetimeMs = grant.expiresInSec ? grant.expiresInSec * 1000 : Infinity;
+    this.expiresAt = started + lifetimeMs;
+    this.marginMs = Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 10);
     if (grant.refreshToken) this.refreshToken = grant.refreshToken;
     this.onRefresh?.(grant);
     return grant.accessToken;

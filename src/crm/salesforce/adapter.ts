@@ -61,7 +61,11 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
       `SALESFORCE_API_VERSION ${config.apiVersion} is too old: crm-sync needs ${MIN_API_VERSION}.0 or later`,
     );
   }
-  const budget = new ApiBudget(clock, { ...DEFAULT_BUDGET, ...deps.budget });
+  const budget = new ApiBudget(clock, {
+    ...DEFAULT_BUDGET,
+    ...(config.limitPauseMs !== undefined && { pauseMs: config.limitPauseMs }),
+    ...deps.budget,
+  });
   const keys: KeyFields = { ...DEFAULT_KEY_FIELDS, ...deps.keyFields };
   const proxyFor = proxyResolver(deps.httpProxy, deps.env ?? process.env);
   const timeoutMs = deps.requestTimeoutMs ?? 30_000;

@@ -1,4 +1,5 @@
 import type { Clock } from '../../util/clock.js';
+import type { CrmFaultInjector } from '../crmFaults.js';
 import type { SandboxAuth } from './auth.js';
 import { validationError } from './errors.js';
 import type { Faults, RateLimits, RequestLog } from './limits.js';
@@ -13,6 +14,8 @@ export interface SandboxState {
   auth: SandboxAuth;
   limits: RateLimits;
   faults: Faults;
+  /** Random 429s and 5xx at configurable rates (chaos runs). */
+  randomFaults: CrmFaultInjector;
   requests: RequestLog;
   /** Ids of the seeded records, for tests. */
   refs: SeedRefs;

@@ -1,5 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../../util/clock.js';
+import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFaults.js';
+import { seededRandom } from '../service/rng.js';
 import { SandboxAuth, type OAuthApp } from './auth.js';
 import type { SandboxState } from './context.js';
 import { errorBody, rateLimitBody, SandboxHttpError } from './errors.js';
@@ -30,6 +32,10 @@ export interface HubSpotSandboxOptions {
   withCustomProperties?: boolean;
   /** Send X-HubSpot-RateLimit-* on search responses too (default false, as reported for HubSpot). */
   searchRateLimitHeaders?: boolean;
+  /** Random TEN_SECONDLY_ROLLING 429s and 5xx at these rates (default none). */
+  faultRates?: Partial<CrmFaultRates>;
+  /** Seed of the random fault draws (default 42). */
+  faultSeed?: number;
 }
 
 export interface HubSpotSandbox {
@@ -57,6 +63,10 @@ export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Pro
     auth: new SandboxAuth(clock, accessToken, oauth, opts.oauth?.accessTokenTtlMs ?? 1_800_000),
     limits: new RateLimits(clock, opts.limits),
     faults: new Faults(),
+    randomFaults: new CrmFaultInjector(
+      { ...NO_CRM_FAULTS, ...opts.faultRates },
+      seededRandom(opts.faultSeed ?? 42),
+    ),
     requests: new RequestLog(),
     refs: {
       contacts: {} as SandboxState['refs']['contacts'],
@@ -89,7 +99,15 @@ function buildApp(state: SandboxState): FastifyInstance {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
   });
 
-  app.addHook('onRequest', async (req, reply) => gate(state, req, reply));
+  // Requests that run and then answer a 5xx anyway (a server failing after it acted).
+  const failAfter = new WeakMap<FastifyRequest, number>();
+  app.addHook('onRequest', async (req, reply) => gate(state, req, reply, failAfter));
+  app.addHook('onSend', async (req, reply, payload) => {
+    const status = failAfter.get(req);
+    if (status === undefined) return payload;
+    reply.code(status).header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(errorBody('INTERNAL_ERROR', 'internal error'));
+  });
   app.addHook('onResponse', async (req, reply) => {
     const path = req.url.split('?')[0] ?? req.url;
     if (path.startsWith('/_admin')) return;
@@ -119,7 +137,12 @@ function buildApp(state: SandboxState): FastifyInstance {
 }
 
 /** Auth, injected faults and the rate limits, in that order, before any route runs. */
-async function gate(state: SandboxState, req: FastifyRequest, reply: FastifyReply) {
+async function gate(
+  state: SandboxState,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  failAfter: WeakMap<FastifyRequest, number>,
+) {
   const path = req.url.split('?')[0] ?? req.url;
   if (path.startsWith('/_admin')) return;
   if (path === '/oauth/v1/token') {
@@ -135,7 +158,9 @@ async function gate(state: SandboxState, req: FastifyRequest, reply: FastifyRepl
   // the ten-second window, which excludes searches (see limits.ts).
   const withHeaders = state.searchRateLimitHeaders || !search;
   const fault = state.faults.take(path);
-  if (fault) {
+  // A queued 5xx with `acted` lets the route run, then answers the 5xx (set once the limits pass).
+  let failStatus = fault?.acted && fault.status >= 500 ? fault.status : undefined;
+  if (fault && failStatus === undefined) {
     // An injected ten-second or daily 429 reports the window, as those limits' answers do.
     const limitFault = fault.status === 429 && fault.policyName !== 'SECONDLY';
     if (withHeaders || limitFault) reply.headers(state.limits.current(auth.app, daily));
@@ -148,6 +173,17 @@ async function gate(state: SandboxState, req: FastifyRequest, reply: FastifyRepl
   const verdict = state.limits.take(auth.app, daily, search);
   if (withHeaders) reply.headers(verdict.headers);
   if (!verdict.allowed) return reply.code(429).send(rateLimitBody(verdict.policy ?? 'TEN_SECONDLY_ROLLING'));
+  // Random faults come after the limiter: the request took its slot, as on a busy HubSpot.
+  const random = state.randomFaults.decide(req.method, path, state.clock.now());
+  if (random.kind === 'rate_limit') {
+    if (withHeaders) reply.headers(state.limits.current(auth.app, daily));
+    return reply.code(429).send(rateLimitBody(search ? 'SECONDLY' : 'TEN_SECONDLY_ROLLING'));
+  }
+  if (random.kind === 'error') {
+    if (!random.acted) return reply.code(random.status).send(errorBody('INTERNAL_ERROR', 'internal error'));
+    failStatus = random.status;
+  }
+  if (failStatus !== undefined) failAfter.set(req, failStatus);
 }
 
 /** `POST /crm/v3/objects/{objectType}/search`, the endpoints under the search limit. */

@@ -36,6 +36,8 @@ export interface Fault {
   policyName?: RateLimitPolicy;
   /** Only requests whose path contains this. */
   match?: string;
+  /** A 5xx that comes after the request was carried out (the write happened, the answer is lost). */
+  acted?: boolean;
   remaining: number;
 }
 

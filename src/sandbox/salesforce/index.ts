@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../util/clock.js';
+import type { CrmFaultRates } from '../crmFaults.js';
 import { createSandboxServer } from './server.js';
 import { SalesforceSandboxState } from './state.js';
 
@@ -30,6 +31,10 @@ export interface SalesforceSandboxOptions {
    * moment: tests that start many sandboxes share one pair.
    */
   jwtKeys?: { publicKeyPem: string; privateKeyPem?: string | undefined };
+  /** Random REQUEST_LIMIT_EXCEEDED (concurrent-request limit) and 5xx at these rates (default none). */
+  faultRates?: Partial<CrmFaultRates>;
+  /** Seed of the random fault draws (default 42). */
+  faultSeed?: number;
 }
 
 export interface SalesforceSandbox {
@@ -67,6 +72,8 @@ export async function startSalesforceSandbox(
     clientId,
     clientSecret,
     jwtPublicKeyPem: opts.jwtKeys?.publicKeyPem,
+    faultRates: opts.faultRates,
+    faultSeed: opts.faultSeed,
   });
   let url = '';
   const server = createSandboxServer(state, clock, () => url);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Clock } from '../../util/clock.js';
+import { mergeCrmFaultRates } from '../crmFaults.js';
 import { handleRest } from './rest.js';
 import type { FaultSpec, SalesforceSandboxState } from './state.js';
 import { RequestError } from './store.js';
@@ -9,6 +10,8 @@ const MAX_BODY_BYTES = 20 * 1024 * 1024;
 interface Reply {
   status: number;
   body?: unknown;
+  /** An HTML body, as a proxy in front of Salesforce sends. */
+  rawBody?: string;
   headers?: Record<string, string>;
 }
 
@@ -18,6 +21,23 @@ interface Reply {
  */
 function errorReply(status: number, errorCode: string, message: string, fields?: string[]): Reply {
   return { status, body: [{ message, errorCode, ...(fields ? { fields } : {}) }] };
+}
+
+/**
+ * REQUEST_LIMIT_EXCEEDED for the concurrent long-running API request limit ("typically 25 long
+ * running API calls over 20 seconds", Salesforce Help article 000389067, whose error text this
+ * is), unlike the daily TotalRequests one: it clears within seconds. The REST status and body
+ * are those of any REQUEST_LIMIT_EXCEEDED (403, REST API Developer Guide, "Status Codes and Error
+ * Responses").
+ */
+const CONCURRENT_LIMIT_MESSAGE = 'ConcurrentRequests (Concurrent API Requests) Limit exceeded.';
+
+/** Injected 5xx: 500 UNKNOWN_EXCEPTION, 503 SERVER_UNAVAILABLE, a 502 from a proxy with no JSON. */
+function serverError(status: 500 | 502 | 503): Reply {
+  if (status === 502) return { status, rawBody: '<html><body>502 Bad Gateway</body></html>' };
+  return status === 503
+    ? errorReply(503, 'SERVER_UNAVAILABLE', 'Server temporarily unavailable')
+    : errorReply(500, 'UNKNOWN_EXCEPTION', 'An unexpected error occurred');
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -73,13 +93,23 @@ export function createSandboxServer(
     // ("Status Codes and Error Responses").
     const limitInfo = { 'Sforce-Limit-Info': `api-usage=${state.apiUsed}/${state.apiLimit}` };
     const fault = state.takeFault(method, path);
-    if (fault) return { ...errorReply(fault.status, fault.errorCode, fault.message), headers: limitInfo };
+    const faultReply = fault && errorReply(fault.status, fault.errorCode, fault.message);
+    if (faultReply && !fault?.acted) return { ...faultReply, headers: limitInfo };
     if (state.apiUsed > state.apiLimit) {
       return {
         ...errorReply(403, 'REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.'),
         headers: limitInfo,
       };
     }
+    const random = state.randomFaults.decide(method, path, clock.now());
+    if (random.kind === 'rate_limit') {
+      // The concurrent-request limit, the REQUEST_LIMIT_EXCEEDED that clears within seconds.
+      return { ...errorReply(403, 'REQUEST_LIMIT_EXCEEDED', CONCURRENT_LIMIT_MESSAGE), headers: limitInfo };
+    }
+    if (random.kind === 'error' && !random.acted)
+      return { ...serverError(random.status), headers: limitInfo };
+    // Faults that come after the request was carried out: the write happens, its answer is lost.
+    const failAfter = faultReply ?? (random.kind === 'error' ? serverError(random.status) : undefined);
     try {
       const body = method === 'GET' ? undefined : parseJson(await readBody(req));
       const apiPath = `/services/data/${m[1]}`;
@@ -94,6 +124,7 @@ export function createSandboxServer(
         apiPath,
         todayIso,
       });
+      if (failAfter) return { ...failAfter, headers: limitInfo };
       return { ...answer, headers: limitInfo };
     } catch (err) {
       if (err instanceof RequestError) {
@@ -112,8 +143,9 @@ export function createSandboxServer(
       .then((reply) => {
         const headers: Record<string, string> = { ...reply.headers };
         if (reply.body !== undefined) headers['Content-Type'] = 'application/json;charset=UTF-8';
+        if (reply.rawBody !== undefined) headers['Content-Type'] = 'text/html;charset=UTF-8';
         res.writeHead(reply.status, headers);
-        res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body));
+        res.end(reply.rawBody ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body)));
       });
   });
 }
@@ -134,6 +166,16 @@ function admin(state: SalesforceSandboxState, method: string, path: string, body
     const specs = (Array.isArray(body) ? body : [body ?? {}]) as FaultSpec[];
     specs.forEach((s) => state.injectFault(s));
     return { status: 204 };
+  }
+  // Random faults at rates (chaos runs): `{rateLimitRate?, errorRate?, actedShare?}`.
+  if (path === '/_admin/fault-rates' && method === 'POST') {
+    const rates = mergeCrmFaultRates(state.randomFaults.rates, body ?? {});
+    if (typeof rates === 'string') return errorReply(400, 'INVALID_FIELD', rates);
+    state.randomFaults.rates = rates;
+    return { status: 200, body: state.randomFaults.summary() };
+  }
+  if (path === '/_admin/fault-rates' && method === 'GET') {
+    return { status: 200, body: { ...state.randomFaults.summary(), log: state.randomFaults.log } };
   }
   if (path === '/_admin/reset' && method === 'POST') {
     state.reset();

@@ -1,5 +1,7 @@
 import { generateKeyPairSync, createPublicKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../util/clock.js';
+import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFaults.js';
+import { seededRandom } from '../service/rng.js';
 import { TokenIssuer } from './auth.js';
 import { idFactory, makeId } from './ids.js';
 import { buildSchema } from './schema.js';
@@ -19,6 +21,8 @@ export interface FaultSpec {
   method?: string;
   /** Only requests whose path contains this text (e.g. `/composite/`). */
   pathContains?: string;
+  /** Carry the request out, then answer the error (a write that happened, its answer lost). */
+  acted?: boolean;
 }
 
 interface Fault {
@@ -28,6 +32,7 @@ interface Fault {
   message: string;
   method?: string | undefined;
   pathContains?: string | undefined;
+  acted: boolean;
 }
 
 export interface SandboxStateOptions {
@@ -45,6 +50,9 @@ export interface SandboxStateOptions {
   clientSecret: string;
   /** Public key for JWT assertions; a fresh key pair is made when absent. */
   jwtPublicKeyPem?: string | undefined;
+  /** Random REQUEST_LIMIT_EXCEEDED and 5xx at these rates (default none), seeded by `faultSeed`. */
+  faultRates?: Partial<CrmFaultRates> | undefined;
+  faultSeed?: number | undefined;
 }
 
 export const SANDBOX_ORG_ID = makeId('00D', 4242);
@@ -60,6 +68,7 @@ export class SalesforceSandboxState {
   apiLimit: number;
   queryBatchSize: number;
   readonly locators = new Map<string, Record<string, unknown>[]>();
+  readonly randomFaults: CrmFaultInjector;
   private faults: Fault[] = [];
   private locatorCount = 0;
   private counts = new Map<string, number>();
@@ -69,6 +78,10 @@ export class SalesforceSandboxState {
     this.apiUsed = opts.apiUsed;
     this.apiLimit = opts.apiLimit;
     this.queryBatchSize = opts.queryBatchSize;
+    this.randomFaults = new CrmFaultInjector(
+      { ...NO_CRM_FAULTS, ...opts.faultRates },
+      seededRandom(opts.faultSeed ?? 42),
+    );
     this.seed();
     let publicKey: KeyObject;
     if (opts.jwtPublicKeyPem) {
@@ -119,6 +132,7 @@ export class SalesforceSandboxState {
         spec.message ?? (limit ? 'TotalRequests Limit exceeded.' : 'Server is temporarily unavailable'),
       method: spec.method?.toUpperCase(),
       pathContains: spec.pathContains,
+      acted: spec.acted === true,
     });
   }
 

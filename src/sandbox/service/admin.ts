@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PlanLimits } from '../../budget/plans.js';
 import { parseReplayRequest, selectReplay } from './events.js';
 import { mergeFaults } from './faults.js';
+import { parseFaultScript } from './faultScript.js';
 import { readJsonBody, sendError, sendJson, type JsonBodyRules } from './http.js';
 import type { CallLifecycle } from './lifecycle.js';
 import { RETRY_AFTER_FORMATS, type RetryAfterFormat } from './retryAfter.js';
@@ -32,6 +33,11 @@ const STATIC_ROUTES = [
   'POST counters/reset',
   'POST limiter/reset',
   'POST faults',
+  'GET faults',
+  'POST faults/next',
+  'GET faults/next',
+  'POST faults/next/reset',
+  'GET faults/log',
   'GET events',
   'POST webhooks/replay',
   'POST config',
@@ -86,6 +92,30 @@ export function createAdminHandler(deps: AdminDeps) {
         if (typeof faults === 'string') return sendError(res, 400, 'invalid_body', faults);
         state.settings.faults = faults;
         return sendJson(res, 200, faults);
+      }
+      case 'GET faults':
+        return sendJson(res, 200, state.settings.faults);
+      case 'POST faults/next': {
+        const script = parseFaultScript(body.value, state.settings.faults);
+        if (typeof script === 'string') return sendError(res, 400, 'invalid_body', script);
+        state.faultScripts.add(script);
+        return sendJson(res, 201, script);
+      }
+      case 'GET faults/next':
+        return sendJson(res, 200, state.faultScripts.pending());
+      case 'POST faults/next/reset':
+        state.faultScripts.clear();
+        return sendJson(res, 200, { status: 'reset' });
+      case 'GET faults/log': {
+        const callId = url.searchParams.get('callId');
+        const endpoint = url.searchParams.get('endpoint');
+        return sendJson(
+          res,
+          200,
+          state.faultLog.filter(
+            (f) => (!callId || f.callId === callId) && (!endpoint || f.endpoint === endpoint),
+          ),
+        );
       }
       case 'GET contexts/:id':
         if (!state.getCall(id as string)) return sendError(res, 404, 'call_not_found', 'no such call');

@@ -3,22 +3,13 @@
  * is `service sandbox listening on http://HOST:PORT (...)`, which scripts parse for the URL.
  */
 import { PLAN_NAMES, type PlanName } from '../../budget/plans.js';
+import { NO_FAULTS } from './faults.js';
 import { startServiceSandbox } from './index.js';
+import { seededRandom } from './rng.js';
+import { toNumber } from '../cliOptions.js';
 import { runUntilSignal } from '../runUntilSignal.js';
 
 const DEFAULT_API_KEY = 'sandbox-key';
-
-function toNumber(
-  name: string,
-  value: string | undefined,
-  fallback: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0 || n > max) throw new Error(`--${name} must be a number from 0 to ${max}`);
-  return n;
-}
 
 export async function runServiceSandbox(opts: Record<string, string>): Promise<void> {
   const plan = (opts.plan ?? 'sales') as PlanName;
@@ -33,9 +24,16 @@ export async function runServiceSandbox(opts: Record<string, string>): Promise<v
     ...(opts.webhookSecret && { webhookSecret: opts.webhookSecret }),
     // The CLI's --seed is the number of seeded calls.
     seedCalls: Math.floor(toNumber('seed', opts.seed, 25, 100_000)),
+    ...(opts.faultSeed !== undefined && {
+      random: seededRandom(Math.floor(toNumber('fault-seed', opts.faultSeed, 0))),
+    }),
     faults: {
       errorRate: toNumber('fault-rate', opts.faultRate, 0, 1),
       latencyMs: toNumber('latency-ms', opts.latencyMs, 0),
+      dropRate: toNumber('drop-rate', opts.dropRate, 0, 1),
+      stallRate: toNumber('stall-rate', opts.stallRate, 0, 1),
+      stallMs: toNumber('stall-ms', opts.stallMs, NO_FAULTS.stallMs),
+      throttleRate: toNumber('throttle-rate', opts.throttleRate, 0, 1),
     },
   });
   // The default key is public knowledge; a key given on the command line is not echoed.

@@ -1,14 +1,16 @@
 /**
  * The request entry point. API requests (everything but /_admin and signed downloads) go through,
  * in order: counting, bearer auth (401), the limiter (429, decided at arrival), fault injection,
- * added latency, the read-only scope (403), then the route's handler.
+ * added latency, the read-only scope (403), then the route's handler (faultInjection.ts may run
+ * it first and lose its answer).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { sleep } from '../../util/clock.js';
 import { matchApiRoute, streamRecording, type ApiDeps } from './api.js';
-import { decideFault, errorPage } from './faults.js';
+import { injectFault } from './faultInjection.js';
+import { decideFault } from './faults.js';
 import { sendError, splitPath } from './http.js';
 import { checkSignedRecording } from './recording.js';
 import { formatRetryAfter } from './retryAfter.js';
@@ -112,25 +114,27 @@ async function api(
   }
   state.counters.acceptedAt(clock.now());
 
-  const fault = decideFault(state.settings.faults, deps.random);
+  const callId = parts[0] === 'v1' && parts[1] === 'calls' ? parts[2] : undefined;
+  const scripted = state.faultScripts.take(route.endpoint, callId);
+  const fault = scripted ?? decideFault(state.settings.faults, deps.random);
   await addLatency(deps);
-  if (fault.kind === 'drop') {
-    state.counters.dropped++;
-    req.socket.destroy();
-    return;
-  }
-  if (fault.kind === 'error') {
+  const run = (answer: ServerResponse): Promise<void> => {
+    if (!(route.write && caller.readOnly)) return route.handle(deps, { req, res: answer, url });
     req.resume();
-    const page = fault.html ? errorPage(fault.status) : '';
-    res.writeHead(fault.status, fault.html ? { 'content-type': 'text/html' } : { 'content-length': '0' });
-    res.end(page);
-    return;
-  }
-  if (route.write && caller.readOnly) {
-    req.resume();
-    return sendError(res, 403, 'forbidden', 'this API key is read-only');
-  }
-  await route.handle(deps, { req, res, url });
+    sendError(answer, 403, 'forbidden', 'this API key is read-only');
+    return Promise.resolve();
+  };
+  if (fault.kind === 'none') return run(res);
+  const target = {
+    clock,
+    state,
+    endpoint: route.endpoint,
+    callId,
+    write: route.write,
+    scripted: !!scripted,
+    run,
+  };
+  return injectFault(target, fault, req, res);
 }
 
 function headers(retryAfter: string | undefined): Record<string, string> {

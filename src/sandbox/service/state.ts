@@ -4,7 +4,9 @@
  */
 import type { PlanLimits } from '../../budget/plans.js';
 import { RequestCounters, type CountersSnapshot } from './counters.js';
+import type { FaultRecord } from './faultInjection.js';
 import type { FaultSettings } from './faults.js';
+import { FaultScripts } from './faultScript.js';
 import { compareCalls } from './listing.js';
 import type { SlidingWindowLimiter } from './limiter.js';
 import type { RetryAfterFormat } from './retryAfter.js';
@@ -36,6 +38,9 @@ export class SandboxState {
   readonly counters = new RequestCounters();
   /** Every event emitted, in emission order, with the exact body sent. */
   readonly events: EmittedEvent[] = [];
+  /** Every faulted API request and what it really did (the truth a chaos check compares with). */
+  readonly faultLog: FaultRecord[] = [];
+  readonly faultScripts = new FaultScripts();
   private readonly sorted: CallRecord[] = [];
   private readonly byId = new Map<string, CallRecord>();
   private readonly contextsById = new Map<string, PushedContext[]>();

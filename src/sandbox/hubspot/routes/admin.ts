@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { mergeCrmFaultRates } from '../../crmFaults.js';
 import { objectType, type SandboxState } from '../context.js';
 import { validationError, type RateLimitPolicy } from '../errors.js';
 
@@ -7,6 +8,7 @@ interface FaultInput {
   status?: number;
   policyName?: RateLimitPolicy;
   match?: string;
+  acted?: boolean;
 }
 
 /**
@@ -66,9 +68,22 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
           ? { policyName: 'TEN_SECONDLY_ROLLING' }
           : {}),
       ...(body.match ? { match: body.match } : {}),
+      ...(body.acted === true ? { acted: true } : {}),
     });
     reply.code(204);
   });
+
+  // Random faults at rates (chaos runs): `{rateLimitRate?, errorRate?, actedShare?}`.
+  app.post('/_admin/fault-rates', async (req) => {
+    const rates = mergeCrmFaultRates(state.randomFaults.rates, req.body ?? {});
+    if (typeof rates === 'string') throw validationError(rates);
+    state.randomFaults.rates = rates;
+    return state.randomFaults.summary();
+  });
+  app.get('/_admin/fault-rates', async () => ({
+    ...state.randomFaults.summary(),
+    log: state.randomFaults.log,
+  }));
 
   app.post('/_admin/tokens/expire', async () => ({ expired: state.auth.expireAll() }));
 
