@@ -1,6 +1,7 @@
 /** Renders the status snapshot and one call's history for a terminal. Pure. */
 import { formatDecision } from '../crm/match/format.js';
 import type { MatchDecision } from '../crm/match/types.js';
+import { describeCallDealSignals, type CallDealSignalsView } from '../deals/callSignalsText.js';
 import type { StatusSnapshot } from '../worker/status.js';
 import { formatTable } from '../util/table.js';
 
@@ -100,13 +101,7 @@ export interface CallView {
   status: Record<string, unknown>;
   history: { at: string | Date; fromState: string | null; toState: string; detail: string | null }[];
   /** Absent from an older worker's answer. */
-  dealSignals?: {
-    dealId: string;
-    state: string;
-    writtenCallId: string | null;
-    writtenAt: string | Date | null;
-    lastError: string | null;
-  } | null;
+  dealSignals?: CallDealSignalsView | null;
 }
 
 export function formatCall(view: CallView): string {
@@ -127,22 +122,11 @@ export function formatCall(view: CallView): string {
     'Why these CRM records',
     matchDecision ? formatDecision(matchDecision as MatchDecision) : '(not recorded)',
     ...(list.length > 0 ? ['', 'Warnings', ...list.map((w) => `- ${w}`)] : []),
-    ...(view.dealSignals === undefined ? [] : ['', 'Deal signals', formatDealSignals(view.dealSignals)]),
+    ...(view.dealSignals === undefined
+      ? []
+      : ['', 'Deal signals', describeCallDealSignals(view.dealSignals)]),
     '',
     'History',
     formatTable(['at', 'from', 'to', 'detail'], history),
   ].join('\n');
-}
-
-/** One line: whether the call's deal signals reached the CRM (store/dealSignalRepo.ts, callDealSignals). */
-function formatDealSignals(d: CallView['dealSignals']): string {
-  if (!d) return '(not on a deal: no deal matched, the deal section is off, or written before deal signals)';
-  const at = d.writtenAt instanceof Date ? d.writtenAt.toISOString() : d.writtenAt;
-  const error = d.lastError ? `; last error: ${d.lastError}` : '';
-  if (d.state === 'written') {
-    const by = d.writtenCallId === null ? '' : ` by the write for call ${d.writtenCallId}`;
-    return `written to deal ${d.dealId}${by}${at ? ` at ${at}` : ''}`;
-  }
-  if (d.state === 'refused') return `refused by the CRM for deal ${d.dealId}${error}`;
-  return `due: deal ${d.dealId} not written with this call yet${error}`;
 }
