@@ -115,18 +115,19 @@ export async function settleFollowupClaim(
   input: { callId: string; crm: CrmName; now: Date; warning?: string },
 ): Promise<void> {
   const { callId, crm, now, warning } = input;
+  const where = { callId, crm, followupsRequestedAt: { not: null } };
+  if (!warning) {
+    await db.syncStatus.updateMany({ where, data: { followupsSettledAt: now, updatedAt: now } });
+    return;
+  }
   const row = await db.syncStatus.findUnique({
     where: { callId_crm: { callId, crm } },
     select: { warnings: true },
   });
   if (!row) return;
   await db.syncStatus.updateMany({
-    where: { callId, crm, followupsRequestedAt: { not: null } },
-    data: {
-      followupsSettledAt: now,
-      updatedAt: now,
-      ...(warning ? { warnings: mergeWarnings(row.warnings, [warning]) } : {}),
-    },
+    where,
+    data: { followupsSettledAt: now, updatedAt: now, warnings: mergeWarnings(row.warnings, [warning]) },
   });
 }
 
