@@ -1,6 +1,7 @@
 /** Renders the status snapshot and one call's history for a terminal. Pure. */
 import { formatDecision } from '../crm/match/format.js';
 import type { MatchDecision } from '../crm/match/types.js';
+import { describeCallDealSignals, type CallDealSignalsView } from '../deals/callSignalsText.js';
 import type { StatusSnapshot } from '../worker/status.js';
 import { formatTable } from '../util/table.js';
 
@@ -99,6 +100,8 @@ function formatForecast(s: StatusSnapshot): string[] {
 export interface CallView {
   status: Record<string, unknown>;
   history: { at: string | Date; fromState: string | null; toState: string; detail: string | null }[];
+  /** Absent from an older worker's answer. */
+  dealSignals?: CallDealSignalsView | null;
 }
 
 export function formatCall(view: CallView): string {
@@ -119,6 +122,9 @@ export function formatCall(view: CallView): string {
     'Why these CRM records',
     matchDecision ? formatDecision(matchDecision as MatchDecision) : '(not recorded)',
     ...(list.length > 0 ? ['', 'Warnings', ...list.map((w) => `- ${w}`)] : []),
+    ...(view.dealSignals === undefined
+      ? []
+      : ['', 'Deal signals', describeCallDealSignals(view.dealSignals)]),
     '',
     'History',
     formatTable(['at', 'from', 'to', 'detail'], history),

@@ -3,6 +3,7 @@
  * (with links) and why each was chosen (sync_status.match_decision, when recorded).
  */
 import type { MatchChoice, MatchDecision } from '../crm/match/types.js';
+import { callDealSignals, type CallDealSignals } from '../store/dealSignalRepo.js';
 import { syncHistory, type SyncEventRecord } from '../store/syncEventRepo.js';
 import { toSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import type { ConsoleDeps } from './deps.js';
@@ -25,6 +26,8 @@ export interface CallDetail {
   warnings: string[];
   /** The history line that recorded the context push, if any. */
   contextEvent: SyncEventRecord | null;
+  /** Whether the call's deal signals reached the CRM; null when it is on no deal. */
+  dealSignals: CallDealSignals | null;
 }
 
 export async function loadCallDetail(deps: ConsoleDeps, callId: string): Promise<CallDetail | null> {
@@ -48,6 +51,7 @@ export async function loadCallDetail(deps: ConsoleDeps, callId: string): Promise
     matchDecision: decision,
     warnings: [...row.warnings],
     contextEvent: history.find((e) => e.toState === 'context_pushed' && e.fromState !== e.toState) ?? null,
+    dealSignals: await callDealSignals(deps.db, deps.crm, callId),
   };
 }
 

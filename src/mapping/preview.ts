@@ -2,11 +2,15 @@ import type {
   ActivityWrite,
   CrmLookup,
   DealRule,
+  DealWrite,
   FollowupWrite,
   LookupFields,
   Participant,
 } from '../crm/types.js';
+import { dealCallFacts } from '../deals/aggregate.js';
+import type { Analysis, Call } from '../service/types.js';
 import { buildContext, contextBytes } from './context.js';
+import { buildDealWrite, dealTarget } from './deal.js';
 import { dealRuleFor, lookupFieldsFor } from './lookupFields.js';
 import type { CallInput, ContextBody, Mapping } from './types.js';
 import { buildActivity, buildFollowups } from './writeback.js';
@@ -37,6 +41,9 @@ export interface Preview {
   activity: Outcome<ActivityWrite>;
   /** Built from a placeholder draft: generating real drafts is a write on the Service. */
   followups: Outcome<FollowupWrite[]>;
+  /** The `deal` section's values from this call alone; null when the section is off or the call
+   * is on no deal (a note says why). */
+  deal: Outcome<DealWrite> | null;
 }
 
 const NO_MATCH: CrmLookup = { contact: null, company: null, deals: [], owner: null, matchedBy: 'none' };
@@ -96,7 +103,30 @@ export async function previewCall(
     }),
     activity: await attempt(() => buildActivity(mapping, input)),
     followups: await attempt(() => buildFollowups(mapping, input)),
+    deal: await previewDeal(mapping, input, notes),
   };
+}
+
+/** The deal write this call would make if it were its deal's only synced call. */
+async function previewDeal(
+  mapping: Mapping,
+  input: { call: CallInput; analysis: object | null; lookup: CrmLookup; now?: number | undefined },
+  notes: string[],
+): Promise<Outcome<DealWrite> | null> {
+  if (!dealTarget(mapping)) return null;
+  // The deal the write-back records the call on (pipelines/crmWrite.ts).
+  const dealId = input.lookup.deals[0]?.id;
+  // The source hands over the Service's whole call; CallInput names only what the others read.
+  const facts = dealCallFacts(input.call as Call, input.analysis as Analysis | null);
+  if (!dealId) {
+    notes.push('no open deal matched: no deal signals are written for this call');
+  } else if (!facts) {
+    notes.push("the call's created_at cannot be read: it is left out of its deal's signals");
+  } else {
+    notes.push("deal values are computed from this call alone; the worker adds up the deal's synced calls");
+    return attempt(() => buildDealWrite(mapping, { dealId, calls: [facts], now: input.now }));
+  }
+  return null;
 }
 
 async function attempt<T>(fn: () => Promise<T>): Promise<Outcome<T>> {
@@ -125,5 +155,8 @@ export function formatPreview(p: Preview): string {
     section(`== Activity written to ${p.crm}`, p.activity, (v) => v),
     '',
     section(`== Follow-ups written to ${p.crm} (placeholder draft)`, p.followups, (v) => v),
+    ...(p.deal
+      ? ['', section(`== Deal signals written to ${p.crm} (this call alone)`, p.deal, (v) => v)]
+      : []),
   ].join('\n');
 }

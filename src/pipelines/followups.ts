@@ -5,7 +5,8 @@
  * rethrown, so the job's retry asks again. An ambiguous one (a timeout after sending, a 500, a
  * connection lost mid-request) keeps the claim: the call is written without drafts and carries a
  * FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
- * and are attached to the activity then.
+ * and are attached to the activity then. A worker killed mid-request is the same ambiguity: its
+ * claim is never settled, and the job's next run records the warning instead of asking again.
  */
 import type { CrmName } from '../crm/types.js';
 import {
@@ -18,9 +19,10 @@ import {
   claimFollowupGeneration,
   releaseFollowupGeneration,
   saveFollowupDrafts,
+  settleAbandonedFollowupClaim,
+  settleFollowupClaim,
   type DraftInput,
 } from '../store/followupRepo.js';
-import { addSyncWarnings } from '../store/syncStatusRepo.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackItem } from './writeback.js';
@@ -51,6 +53,7 @@ export async function generateFollowupsOnce(
   const { db, clock } = deps;
   const { callId, crm } = req;
   if (!(await claimFollowupGeneration(db, callId, crm, new Date(clock.now())))) {
+    await noteAbandonedClaim(deps, req);
     return [];
   }
   let drafts: DraftInput[];
@@ -79,7 +82,7 @@ export async function generateFollowupsOnce(
     await retryWhileDatabaseAway(
       deps,
       'record a follow-up warning',
-      () => addSyncWarnings(db, { callId, crm, warnings: [warning], now: new Date(clock.now()) }),
+      () => settleFollowupClaim(db, { callId, crm, warning, now: new Date(clock.now()) }),
       { context: { callId } },
     );
     deps.logger.warn(
@@ -89,5 +92,34 @@ export async function generateFollowupsOnce(
     return [];
   }
   await saveFollowupDrafts(db, callId, drafts, new Date(clock.now()));
+  // An answer with no drafts leaves no other trace: unsettled, it would later read as a lost one.
+  await retryWhileDatabaseAway(
+    deps,
+    'record a follow-up answer',
+    () => settleFollowupClaim(db, { callId, crm, now: new Date(clock.now()) }),
+    { context: { callId } },
+  );
   return drafts;
+}
+
+/**
+ * The claim was taken by an earlier run. If that run stopped between asking and hearing back (a
+ * kill, a lost lease), whether the Service made drafts is unknown: warn as for an ambiguous
+ * failure, and never ask again.
+ */
+async function noteAbandonedClaim(
+  deps: Pick<PipelineDeps, 'db' | 'clock' | 'logger'>,
+  req: { callId: string; crm: CrmName },
+): Promise<void> {
+  const { callId, crm } = req;
+  const warning = (claimedAt: Date) =>
+    `${FOLLOWUP_UNCERTAIN}: the worker asking for follow-ups at ${claimedAt.toISOString()} stopped before the answer; not sent again, so drafts come only from followup.generated`;
+  // Not retried here: if this fails the job fails, and its next run finds the claim unsettled still.
+  const now = new Date(deps.clock.now());
+  if (await settleAbandonedFollowupClaim(deps.db, { callId, crm, warning, now })) {
+    deps.logger.warn(
+      { callId, code: FOLLOWUP_UNCERTAIN },
+      'an earlier follow-up request ended without an answer; writing the call without drafts',
+    );
+  }
 }

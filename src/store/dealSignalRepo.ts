@@ -281,3 +281,44 @@ export async function getDealLedger(db: Db, crm: CrmName, dealId: string): Promi
     lastError: r.lastError,
   };
 }
+
+/**
+ * Whether a call's deal signals reached the CRM, for `status --call` and the console: `written`
+ * when the deal's last write covered this call (it, or a newer call of the deal, was the newest
+ * then), `refused` when the CRM refused that write for good, else `due` (`lastError` says why the
+ * last try failed, if it did). Null when the call is on no deal here (no deal matched, the deal
+ * section is off, or it was written before deal signals existed).
+ */
+export interface CallDealSignals {
+  dealId: string;
+  state: 'written' | 'refused' | 'due';
+  writtenCallId: string | null;
+  writtenAt: Date | null;
+  lastError: string | null;
+}
+
+export async function callDealSignals(db: Db, crm: CrmName, callId: string): Promise<CallDealSignals | null> {
+  const call = await db.dealCall.findUnique({ where: { crm_callId: { crm, callId } } });
+  if (!call) return null;
+  const deal = await db.dealSignal.findUnique({ where: { crm_dealId: { crm, dealId: call.dealId } } });
+  const writtenCallId = deal?.writtenCallId ?? null;
+  let covered = writtenCallId === callId;
+  if (writtenCallId && !covered) {
+    const written = await db.dealCall.findUnique({ where: { crm_callId: { crm, callId: writtenCallId } } });
+    const start = (c: { callId: string; startedAt: Date }) => ({
+      callId: c.callId,
+      startedAt: c.startedAt.getTime(),
+    });
+    covered = written !== null && written.dealId === call.dealId && isNewer(start(written), start(call));
+  }
+  const lastError = deal?.lastError ?? null;
+  // While a newer call is due, the error is that call's try (releaseDeal), not the covering write's.
+  const refused = lastError !== null && deal?.newestCallId === writtenCallId;
+  return {
+    dealId: call.dealId,
+    state: covered ? (refused ? 'refused' : 'written') : 'due',
+    writtenCallId,
+    writtenAt: deal?.writtenAt ?? null,
+    lastError,
+  };
+}

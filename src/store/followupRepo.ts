@@ -4,6 +4,7 @@
  */
 import type { CrmName } from '../crm/types.js';
 import type { Db } from './database.js';
+import { mergeWarnings } from './syncStatusRepo.js';
 
 export interface FollowupDraftRecord {
   callId: string;
@@ -99,7 +100,62 @@ export async function claimFollowupGeneration(
 ): Promise<boolean> {
   const { count } = await db.syncStatus.updateMany({
     where: { callId, crm, followupsRequestedAt: null },
-    data: { followupsRequestedAt: now, updatedAt: now },
+    data: { followupsRequestedAt: now, followupsSettledAt: null, updatedAt: now },
+  });
+  return count === 1;
+}
+
+/**
+ * Records that the claimed request's outcome is known: answered (the drafts, if any, are stored
+ * first) or, with `warning`, lost to an ambiguous failure. A claim left unsettled means its run
+ * stopped between asking and hearing back (settleAbandonedFollowupClaim).
+ */
+export async function settleFollowupClaim(
+  db: Db,
+  input: { callId: string; crm: CrmName; now: Date; warning?: string },
+): Promise<void> {
+  const { callId, crm, now, warning } = input;
+  const where = { callId, crm, followupsRequestedAt: { not: null } };
+  if (!warning) {
+    await db.syncStatus.updateMany({ where, data: { followupsSettledAt: now, updatedAt: now } });
+    return;
+  }
+  const row = await db.syncStatus.findUnique({
+    where: { callId_crm: { callId, crm } },
+    select: { warnings: true },
+  });
+  if (!row) return;
+  await db.syncStatus.updateMany({
+    where,
+    data: { followupsSettledAt: now, updatedAt: now, warnings: mergeWarnings(row.warnings, [warning]) },
+  });
+}
+
+/**
+ * Settles, with `warning`, a claim whose run stopped mid-request: claimed, never settled, and no
+ * drafts here or in the CRM. Whoever finds it is the job's next run, since a write-back job's key
+ * keeps a second run from starting while the first holds its lease (jobQueue.ts), so the owner is
+ * gone (killed, or lost its lease). Returns true when this call settled it.
+ */
+export async function settleAbandonedFollowupClaim(
+  db: Db,
+  input: { callId: string; crm: CrmName; now: Date; warning: (claimedAt: Date) => string },
+): Promise<boolean> {
+  const { callId, crm, now } = input;
+  const row = await db.syncStatus.findUnique({
+    where: { callId_crm: { callId, crm } },
+    select: { warnings: true, followupsRequestedAt: true, followupsSettledAt: true, crmFollowupIds: true },
+  });
+  const claimedAt = row?.followupsRequestedAt;
+  if (!row || !claimedAt || row.followupsSettledAt || row.crmFollowupIds.length > 0) return false;
+  if ((await db.callFollowup.count({ where: { callId } })) > 0) return false;
+  const { count } = await db.syncStatus.updateMany({
+    where: { callId, crm, followupsRequestedAt: claimedAt, followupsSettledAt: null },
+    data: {
+      followupsSettledAt: now,
+      updatedAt: now,
+      warnings: mergeWarnings(row.warnings, [input.warning(claimedAt)]),
+    },
   });
   return count === 1;
 }
@@ -117,6 +173,6 @@ export async function releaseFollowupGeneration(
   if ((await db.callFollowup.count({ where: { callId } })) > 0) return;
   await db.syncStatus.updateMany({
     where: { callId, crm, followupsRequestedAt: { not: null } },
-    data: { followupsRequestedAt: null, updatedAt: now },
+    data: { followupsRequestedAt: null, followupsSettledAt: null, updatedAt: now },
   });
 }

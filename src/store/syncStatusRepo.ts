@@ -70,20 +70,6 @@ export function mergeWarnings(existing: readonly string[], added: readonly strin
   return out.slice(-MAX_WARNINGS);
 }
 
-/** Adds warnings to a call's row without moving it (a problem noted mid-way, kept if the try fails). */
-export async function addSyncWarnings(
-  db: Db,
-  input: { callId: string; crm: CrmName; warnings: readonly string[]; now: Date },
-): Promise<void> {
-  const key = { callId_crm: { callId: input.callId, crm: input.crm } };
-  const row = await db.syncStatus.findUnique({ where: key, select: { warnings: true } });
-  if (!row) return;
-  await db.syncStatus.update({
-    where: key,
-    data: { warnings: mergeWarnings(row.warnings, input.warnings), updatedAt: input.now },
-  });
-}
-
 /** TransitionFields as Prisma takes them (the decision is a JSON column). */
 function rowFields(set: TransitionFields | undefined) {
   if (!set) return {};

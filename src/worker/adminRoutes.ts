@@ -7,10 +7,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { CrmName } from '../crm/types.js';
 import type { Db } from '../store/database.js';
 import type { Clock } from '../util/clock.js';
+import { loadCallView } from './callView.js';
 import { runReplay } from './replay.js';
 import { parseReplayRequest, ReplayRequestError, type ReplayInput } from './replayRequest.js';
-import { syncHistory } from '../store/syncEventRepo.js';
-import { getSyncStatus } from '../store/syncStatusRepo.js';
 
 export interface AdminRouteDeps {
   db: Db;
@@ -34,9 +33,9 @@ export function adminRoutes(deps: AdminRouteDeps): FastifyPluginAsync {
       return result;
     });
     admin.get<{ Params: { id: string } }>('/admin/calls/:id', async (req, reply) => {
-      const status = await getSyncStatus(deps.db, req.params.id, deps.crm);
-      if (!status) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'unknown call' } });
-      return { status, history: await syncHistory(deps.db, req.params.id, { crm: deps.crm }) };
+      const view = await loadCallView(deps.db, deps.crm, req.params.id);
+      if (!view) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'unknown call' } });
+      return view;
     });
   };
 }

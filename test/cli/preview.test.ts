@@ -47,6 +47,11 @@ describe('mappings preview on the real Service client and CRM adapters', () => {
     expect(activity).toContain(`"crmsync_score_overall": ${call.scoring.overall}`);
     expect(activity).toContain(`"crmsync_score_closing": ${call.scoring.closing}`);
     expect(activity).toContain(`"crmsync_call_id": "${call.id}"`);
+    // The deal section, from this call alone: the last and average score are the call's.
+    const deal = result.output.split('== Deal signals written to hubspot (this call alone)')[1] ?? '';
+    expect(deal).toMatch(/"dealId": "\d+"/);
+    expect(deal).toContain(`"crmsync_last_call_score": ${call.scoring.overall}`);
+    expect(deal).toContain(`"crmsync_average_score": ${call.scoring.overall}`);
 
     // HubSpot saw reads only (GETs, searches, batch reads), never a write.
     const writes = hs.state.requests.records.filter(
@@ -63,6 +68,8 @@ describe('mappings preview on the real Service client and CRM adapters', () => {
     expect(result.exitCode).toBe(0);
     expect(result.output).toMatch(/^Lookup: lead \w+, 0 open deal\(s\), matched by lead_email$/m);
     expect(result.output).toContain(`"CrmSync_Score_Overall__c": ${call.scoring.overall}`);
+    expect(result.output).toContain('Note: no open deal matched: no deal signals are written');
+    expect(result.output).not.toContain('== Deal signals');
     expectServiceOnlyRead(call.id);
   });
 

@@ -14,6 +14,7 @@ import { consolePublicRoutes } from '../../src/console/publicRoutes.js';
 import { recordLinker } from '../../src/console/links.js';
 import { loadOverview } from '../../src/console/overview.js';
 import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
+import { recordDealCalls } from '../../src/store/dealSignalRepo.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
 import { recordSyncError, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
@@ -104,6 +105,13 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     await db.syncStatus.update({
       where: { callId_crm: { callId: 'call_ok', crm: 'salesforce' } },
       data: { matchDecision: DECISION as object, warnings: ['MAPPING_OPTIONAL_EMPTY: next_step left out'] },
+    });
+    const dealCall = { callId: 'call_ok', startedAt: at(81).getTime(), overallScore: 80, nextSteps: [] };
+    const facts = { ...dealCall, objectionsDetected: 0, objectionsHandled: 0 };
+    await recordDealCalls(db, {
+      crm: 'salesforce',
+      calls: [{ dealId: '006000000000009AAA', facts }],
+      now: at(80),
     });
     for (const [id, minutesAgo] of [
       ['call_bad1', 60],
@@ -205,9 +213,11 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     expect(res.body).toContain('A contact wins over a lead.');
     expect(res.body).toContain('MAPPING_OPTIONAL_EMPTY: next_step left out');
     expect(res.body).toContain('writing_back → written_back');
+    expect(res.body).toContain('Deal signals: due: deal 006000000000009AAA not written with this call yet');
     const bad = await app.inject({ method: 'GET', url: '/console/calls/call_bad1', headers: auth });
     expect(bad.body).toContain('FIELD_CUSTOM_VALIDATION_EXCEPTION');
     expect(bad.body).not.toContain('Why this one');
+    expect(bad.body).toContain('Deal signals: (not on a deal');
     const missing = await app.inject({ method: 'GET', url: '/console/calls/nope', headers: auth });
     expect(missing.statusCode).toBe(404);
   });

@@ -75,7 +75,8 @@ export async function runMappingsPreview(
   const source = await deps.openPreviewSource({ crm: options.crm, configDir: options.configDir });
   try {
     const preview = await previewCall(source, mapping, options.callId);
-    const failed = !preview.context.ok || !preview.activity.ok || !preview.followups.ok;
+    const failed =
+      !preview.context.ok || !preview.activity.ok || !preview.followups.ok || preview.deal?.ok === false;
     return {
       exitCode: failed ? 1 : 0,
       output: options.json ? JSON.stringify(preview, null, 2) : formatPreview(preview),

@@ -19,11 +19,9 @@ export function registerStatus(program: Command): void {
       try {
         if (opts.call) {
           if (database) {
-            const { getSyncStatus } = await import('../../store/syncStatusRepo.js');
-            const { syncHistory } = await import('../../store/syncEventRepo.js');
-            const status = await getSyncStatus(database.prisma, opts.call, config.crm);
-            if (!status) throw new Error(`no sync row for call ${opts.call} (${config.crm})`);
-            output = { status, history: await syncHistory(database.prisma, opts.call, { crm: config.crm }) };
+            const { loadCallView } = await import('../../worker/callView.js');
+            output = await loadCallView(database.prisma, config.crm, opts.call);
+            if (!output) throw new Error(`no sync row for call ${opts.call} (${config.crm})`);
           } else {
             output = await askWorker(config, `/admin/calls/${encodeURIComponent(opts.call)}`);
           }

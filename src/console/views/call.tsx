@@ -1,4 +1,5 @@
 import type { MatchChoice } from '../../crm/match/types.js';
+import { describeCallDealSignals } from '../../deals/callSignalsText.js';
 import type { CallDetail, LandedRecord } from '../callDetail.js';
 import { utc } from '../format.js';
 import { fixHint } from '../hints.js';
@@ -103,6 +104,7 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
             Follow-ups written: <span class="mono">{s.crmFollowupIds.join(', ')}</span>
           </p>
         )}
+        <p id="deal-signals">Deal signals: {describeCallDealSignals(d.dealSignals)}</p>
       </section>
 
       <section class="card wide">
