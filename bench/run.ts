@@ -219,17 +219,17 @@ async function ackRows(): Promise<void> {
 
 async function memoryRow(): Promise<void> {
   const run = async (db: BenchDatabase) => {
-    progress(`5: worker memory, ${memoryJobs} calls waiting, ${db.name}, child process`);
+    progress(`5: worker memory, idle and with ${memoryJobs} calls waiting, ${db.name}, child process`);
     const r = await benchWorkerMemory(db, { jobs: memoryJobs, seconds: memorySeconds });
     rows.push([
-      `worker peak memory, ${r.jobs} calls waiting (${r.database})`,
-      `RSS ${r.peakRssMb.toFixed(0)} MB, heap ${r.peakHeapUsedMb.toFixed(0)} MB`,
+      `worker RSS idle / ${r.jobs} calls waiting (${r.database})`,
+      `${r.idle.settledRssMb.toFixed(0)} / ${r.queued.settledRssMb.toFixed(0)} MB`,
       '-',
-      r.waitingAtEnd > 0 ? 'ok' : 'FAIL (nothing waited)',
-      `VmHWM ${r.vmHwmMb?.toFixed(0) ?? '?'} MB; at start RSS ${r.firstRssMb.toFixed(0)} MB, heap ${r.firstHeapUsedMb.toFixed(0)} MB; ${r.samples} samples over ${memorySeconds} s; ${r.waitingAtEnd} still queued`,
+      r.queued.waitingAtEnd > 0 ? 'ok' : 'FAIL (nothing waited)',
+      `first start ${r.firstStart.settledRssMb.toFixed(0)} MB (peak ${r.firstStart.vmHwmMb?.toFixed(0) ?? '?'}); ${r.queued.waitingAtEnd} still queued`,
     ]);
   };
-  await onBothDatabases(run, ['worker peak memory (PostgreSQL)', '-', '-', 'skipped']);
+  await onBothDatabases(run, ['worker memory (PostgreSQL)', '-', '-', 'skipped']);
 }
 
 async function ledgerRow(): Promise<void> {
