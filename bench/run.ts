@@ -36,7 +36,7 @@ import { embeddedDatabase, scratchPostgres, type BenchDatabase } from './worker/
 import { benchLogger, PLANS } from './worker/harness.js';
 import { benchLiveLatency } from './worker/liveLatency.js';
 import { benchLedgerCheck } from './worker/ledger.js';
-import { benchWorkerMemory } from './worker/memory.js';
+import { BUSY_JOBS, benchWorkerMemory } from './worker/memory.js';
 import { benchBackfillThroughput, benchWebhookPath, endpointBreakdown } from './worker/throughput.js';
 import { benchDbAcks } from './worker/webhookAcks.js';
 import { runCallStartBurst } from './worker/callStartBurst.js';
@@ -295,8 +295,8 @@ async function memoryRow(): Promise<void> {
     rows.push(
       figureRow(
         embedded ? 'queuedCostEmbedded' : 'queuedCostPg',
-        r.queued.waitingAtEnd > 0 ? (r.queued.settledRssMb - r.idle.settledRssMb) * (10_000 / r.jobs) : null,
-        `${r.jobs} queued: RSS ${r.queued.settledRssMb.toFixed(0)} MB (peak ${hwm(r.queued.vmHwmMb)}), ${r.queued.waitingAtEnd} still queued at the end${r.jobs === 10_000 ? '' : '; scaled to 10,000'}`,
+        r.queued.waitingAtEnd > 0 ? (r.queued.settledRssMb - r.busy.settledRssMb) * (10_000 / r.jobs) : null,
+        `${r.jobs} queued: RSS ${r.queued.settledRssMb.toFixed(0)} MB (peak ${hwm(r.queued.vmHwmMb)}), ${r.queued.waitingAtEnd} still queued at the end; against ${BUSY_JOBS} queued: ${r.busy.settledRssMb.toFixed(0)} MB (the idle worker has not loaded the CRM SDK)${r.jobs === 10_000 ? '' : '; scaled to 10,000'}`,
       ),
     );
   };

@@ -35,17 +35,29 @@ export interface MemoryResult {
   firstStart: MemorySample;
   /** A second start on the same database, nothing queued: the idle figure. */
   idle: MemorySample;
-  /** A third start with `jobs` write-backs queued, waiting on the `sales` budget. */
+  /**
+   * A third start with BUSY_JOBS write-backs queued: the worker at work (SDKs loaded, requests
+   * in flight) but with a short queue, the baseline the queue's own cost is measured against.
+   */
+  busy: MemorySample;
+  /** A fourth start with `jobs` write-backs queued, waiting on the `sales` budget. */
   queued: MemorySample;
 }
 
 const MB = 1024 * 1024;
+/** The short queue of the `busy` start. */
+export const BUSY_JOBS = 50;
 
-async function queueWriteBacks(sb: Sandboxes, target: BenchDatabase, jobs: number): Promise<void> {
+async function queueWriteBacks(
+  sb: Sandboxes,
+  target: BenchDatabase,
+  from: number,
+  to: number,
+): Promise<void> {
   const database = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir });
   try {
     await migrate(database);
-    const calls = sb.svc.state.calls().slice(0, jobs);
+    const calls = sb.svc.state.calls().slice(from, to);
     const now = new Date();
     for (let i = 0; i < calls.length; i += 500) {
       await inTransaction(database.prisma, async (tx) => {
@@ -143,8 +155,9 @@ async function sampleWorker(env: Env, seconds: number, entry: string | undefined
 }
 
 /**
- * Three starts of the worker on one database: fresh, again idle, and with `jobs` write-backs
- * queued. The difference between the last two is what the queue costs.
+ * Four starts of the worker on one database: fresh, again idle, with a short queue and with
+ * `jobs` write-backs queued. The difference between the last two is what the queue costs (the
+ * idle worker has not loaded the CRM SDK nor made a request, so it is not the baseline).
  */
 export async function benchWorkerMemory(
   target: BenchDatabase,
@@ -156,9 +169,11 @@ export async function benchWorkerMemory(
     const env = workerEnv(sb, plan, { dataDir: target.dataDir, databaseUrl: target.databaseUrl });
     const firstStart = await sampleWorker(env, options.seconds, options.entry);
     const idle = await sampleWorker(env, options.seconds, options.entry);
-    await queueWriteBacks(sb, target, options.jobs);
+    await queueWriteBacks(sb, target, 0, BUSY_JOBS);
+    const busy = await sampleWorker(env, options.seconds, options.entry);
+    await queueWriteBacks(sb, target, BUSY_JOBS, options.jobs);
     const queued = await sampleWorker(env, options.seconds, options.entry);
-    return { database: target.name, jobs: options.jobs, firstStart, idle, queued };
+    return { database: target.name, jobs: options.jobs, firstStart, idle, busy, queued };
   } finally {
     await sb.close();
   }
