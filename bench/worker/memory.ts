@@ -166,7 +166,11 @@ export async function benchWorkerMemory(
   const plan = PLANS.sales;
   const sb = await startSandboxes(plan, { seedCalls: options.jobs });
   try {
-    const env = workerEnv(sb, plan, { dataDir: target.dataDir, databaseUrl: target.databaseUrl });
+    const env = {
+      ...workerEnv(sb, plan, { dataDir: target.dataDir, databaseUrl: target.databaseUrl }),
+      // No poll: the sandbox's seeded calls would otherwise give an idle worker work to do.
+      POLL_SCHEDULE: '0 0 0 1 1 *',
+    };
     const firstStart = await sampleWorker(env, options.seconds, options.entry);
     const idle = await sampleWorker(env, options.seconds, options.entry);
     await queueWriteBacks(sb, target, 0, BUSY_JOBS);
