@@ -295,8 +295,9 @@ async function memoryRow(): Promise<void> {
     rows.push(
       figureRow(
         embedded ? 'queuedCostEmbedded' : 'queuedCostPg',
-        r.queued.waitingAtEnd > 0 ? (r.queued.settledRssMb - r.busy.settledRssMb) * (10_000 / r.jobs) : null,
-        `${r.jobs} queued: RSS ${r.queued.settledRssMb.toFixed(0)} MB (peak ${hwm(r.queued.vmHwmMb)}), ${r.queued.waitingAtEnd} still queued at the end; against ${BUSY_JOBS} queued: ${r.busy.settledRssMb.toFixed(0)} MB (the idle worker has not loaded the CRM SDK)${r.jobs === 10_000 ? '' : '; scaled to 10,000'}`,
+        // Not scaled from a smaller --quick queue: the difference is within the samples' noise there.
+        r.queued.waitingAtEnd > 0 ? r.queued.settledRssMb - r.busy.settledRssMb : null,
+        `${r.jobs} queued: RSS ${r.queued.settledRssMb.toFixed(0)} MB (peak ${hwm(r.queued.vmHwmMb)}), ${r.queued.waitingAtEnd} still queued at the end; against ${BUSY_JOBS} queued: ${r.busy.settledRssMb.toFixed(0)} MB (the idle worker has not loaded the CRM SDK)${r.jobs === 10_000 ? '' : `; only ${r.jobs} queued (--memory-jobs), not scaled`}`,
       ),
     );
   };
