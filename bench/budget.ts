@@ -5,7 +5,11 @@
  *
  *   npm run bench:budget -- [--seconds 60] [--plan team] [--rate 600 --burst 50]
  *                           [--reserves 0,1,2] [--unpaced-reserves 1] [--margin 5]
+ *                           [--limiters p-queue/min,p-queue/s,bottleneck]
  *                           [--base-url URL --api-key KEY]
+ *
+ * Each plan also runs the limiters a team would otherwise configure (bench/limiters.ts), in the
+ * same run against the same sandbox: their utilisation and 429s sit next to ours.
  *
  * Without --plan it runs `team` and a custom 600/min, 50/s plan. With --base-url it talks to that
  * Service (counters come from /_admin/counters when it has them); windows already used by other
@@ -23,6 +27,7 @@ import { createServiceClient } from '../src/service/client.js';
 import { ServiceDailyCapError, ServiceRateLimitedError } from '../src/service/errors.js';
 import { systemClock } from '../src/util/clock.js';
 import { formatTable } from '../src/util/table.js';
+import { createLimiterBudget, LIMITER_NAMES, type LimiterName } from './limiters.js';
 
 interface Plan {
   name: string;
@@ -31,6 +36,8 @@ interface Plan {
 
 interface RunConfig {
   plan: Plan;
+  /** crm-sync's budget, or a limiter from npm configured as a team would. */
+  limiter: 'crm-sync' | LimiterName;
   reserve: number;
   pace: boolean;
 }
@@ -67,6 +74,7 @@ const { values: args } = parseArgs({
     burst: { type: 'string' },
     reserves: { type: 'string', default: '0,1,2' },
     'unpaced-reserves': { type: 'string', default: '1' },
+    limiters: { type: 'string', default: LIMITER_NAMES.join(',') },
     margin: { type: 'string' },
     'base-url': { type: 'string' },
     'api-key': { type: 'string' },
@@ -169,13 +177,16 @@ function seeded(seed: number): () => number {
 
 async function runOnce(config: RunConfig, random: () => number): Promise<RunResult> {
   const target = await openTarget(config.plan);
-  const gate = createRequestBudget({
-    limits: config.plan.limits,
-    clock: systemClock,
-    liveWindowReserve: config.reserve,
-    paceLowerPriorities: config.pace,
-    ...(marginMs !== undefined && { safetyMarginMs: marginMs }),
-  });
+  const gate =
+    config.limiter === 'crm-sync'
+      ? createRequestBudget({
+          limits: config.plan.limits,
+          clock: systemClock,
+          liveWindowReserve: config.reserve,
+          paceLowerPriorities: config.pace,
+          ...(marginMs !== undefined && { safetyMarginMs: marginMs }),
+        })
+      : createLimiterBudget(config.limiter, config.plan.limits);
   const m = measured(gate);
   const client = createServiceClient({
     baseUrl: target.baseUrl,
@@ -256,11 +267,13 @@ function row(r: RunResult): (string | number)[] {
   const { limits } = r.config.plan;
   const accepted = r.counters?.accepted ?? r.sent - r.client429;
   const ms = (v: number) => (Number.isNaN(v) ? '-' : `${Math.round(v)} ms`);
+  const ours = r.config.limiter === 'crm-sync';
   return [
     r.config.plan.name,
     `${limits.ratePerMinute}/min ${limits.burstPerSecond}/s`,
-    r.config.reserve,
-    r.config.pace ? 'on' : 'off',
+    r.config.limiter,
+    ours ? r.config.reserve : '-',
+    ours ? (r.config.pace ? 'on' : 'off') : '-',
     r.sent,
     accepted,
     r.client429,
@@ -280,9 +293,21 @@ async function main(): Promise<void> {
   if (!(seconds > 0)) throw new Error('--seconds must be a positive number');
   const random = seeded(Number(args.seed));
   const configs: RunConfig[] = [];
+  const limiters = args.limiters
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const name of limiters) {
+    if (!LIMITER_NAMES.includes(name as LimiterName))
+      throw new Error(`--limiters takes ${LIMITER_NAMES.join(', ')}`);
+  }
   for (const plan of plansToRun()) {
-    for (const reserve of numberList(args.reserves)) configs.push({ plan, reserve, pace: true });
-    for (const reserve of numberList(args['unpaced-reserves'])) configs.push({ plan, reserve, pace: false });
+    const ours = (reserve: number, pace: boolean) =>
+      configs.push({ plan, limiter: 'crm-sync', reserve, pace });
+    for (const reserve of numberList(args.reserves)) ours(reserve, true);
+    for (const reserve of numberList(args['unpaced-reserves'])) ours(reserve, false);
+    for (const name of limiters)
+      configs.push({ plan, limiter: name as LimiterName, reserve: 0, pace: false });
   }
   const target = args['base-url'] ?? 'the in-process Service sandbox (fresh per run)';
   console.log(`request budget benchmark: ${configs.length} runs of ${seconds} s against ${target}`);
@@ -292,7 +317,7 @@ async function main(): Promise<void> {
     results.push(r);
     const last = row(r);
     console.log(
-      `  ${config.plan.name} reserve ${config.reserve} pace ${last[3]}: utilisation ${last[11]}, live p95 ${last[14]}`,
+      `  ${config.plan.name} ${config.limiter} reserve ${last[3]} pace ${last[4]}: utilisation ${last[12]}, 429s ${last[8]}, live p95 ${last[15]}`,
     );
   }
   console.log();
@@ -301,6 +326,7 @@ async function main(): Promise<void> {
       [
         'plan',
         'limits',
+        'limiter',
         'reserve',
         'pace',
         'sent',
@@ -320,6 +346,7 @@ async function main(): Promise<void> {
     ),
   );
   console.log('\ntargets: 0 x 429, utilisation >= 98 %, live p95 <= 1000 ms');
+  console.log('limiters: bench/limiters.ts says how each is configured (as its README suggests).');
   console.log('most allowed = greedy maximum of the 1 s and 60 s windows over the run length.');
 }
 

@@ -1,9 +1,10 @@
 /**
  * The worker's memory while many calls wait: `jobs` write-back jobs are queued directly (as a
  * backfill would queue them, lowest priority, each carrying its call) for calls the Service sandbox
- * holds, then the real binary (`crm-sync start`, run by tsx) starts as a child process on the
+ * holds, then the real binary (`crm-sync start`) starts as a child process on the
  * `sales` plan, so the calls wait on the budget. Its /metrics is sampled (process_resident_memory_bytes,
  * nodejs_heap_size_used_bytes) and, on Linux, its peak RSS is read from /proc (VmHWM) at the end.
+ * Run the compiled worker (`entry`, see compiled.ts) for the figures a deployment sees.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,28 +16,48 @@ import { migrate } from '../../src/store/migrations.js';
 import type { BenchDatabase } from './databases.js';
 import { PLANS, REPO_ROOT, startSandboxes, workerEnv, type Env, type Sandboxes } from './harness.js';
 
+export interface MemorySample {
+  /** RSS once start-up has settled: the median of the second half of the samples. */
+  settledRssMb: number;
+  /** Heap used at the same point. */
+  settledHeapUsedMb: number;
+  /** The kernel's high-water mark of the child's RSS (null off Linux). */
+  vmHwmMb: number | null;
+  samples: number;
+  /** Jobs still queued when sampling ended. */
+  waitingAtEnd: number;
+}
+
 export interface MemoryResult {
   database: BenchDatabase['name'];
   jobs: number;
-  /** Jobs still queued when sampling ended. */
-  waitingAtEnd: number;
-  samples: number;
-  peakRssMb: number;
-  peakHeapUsedMb: number;
-  /** The kernel's high-water mark of the child's RSS (null off Linux). */
-  vmHwmMb: number | null;
-  /** RSS and heap at the first sample, just after start. */
-  firstRssMb: number;
-  firstHeapUsedMb: number;
+  /** The first start on a fresh database (the embedded one runs initdb in it). */
+  firstStart: MemorySample;
+  /** A second start on the same database, nothing queued: the idle figure. */
+  idle: MemorySample;
+  /**
+   * A third start with BUSY_JOBS write-backs queued: the worker at work (SDKs loaded, requests
+   * in flight) but with a short queue, the baseline the queue's own cost is measured against.
+   */
+  busy: MemorySample;
+  /** A fourth start with `jobs` write-backs queued, waiting on the `sales` budget. */
+  queued: MemorySample;
 }
 
 const MB = 1024 * 1024;
+/** The short queue of the `busy` start. */
+export const BUSY_JOBS = 50;
 
-async function queueWriteBacks(sb: Sandboxes, target: BenchDatabase, jobs: number): Promise<void> {
+async function queueWriteBacks(
+  sb: Sandboxes,
+  target: BenchDatabase,
+  from: number,
+  to: number,
+): Promise<void> {
   const database = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir });
   try {
     await migrate(database);
-    const calls = sb.svc.state.calls().slice(0, jobs);
+    const calls = sb.svc.state.calls().slice(from, to);
     const now = new Date();
     for (let i = 0; i < calls.length; i += 500) {
       await inTransaction(database.prisma, async (tx) => {
@@ -64,16 +85,14 @@ function childEnv(env: Env): NodeJS.ProcessEnv {
   return { ...base, ...env };
 }
 
-function startChild(env: Env): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'start', '--drain-seconds', '2'],
-    {
-      cwd: REPO_ROOT,
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+/** `entry`: compiled CLI (compiled.ts) to run with plain node; default the source through tsx. */
+function startChild(env: Env, entry?: string): Promise<{ child: ChildProcess; url: string }> {
+  const args = entry ? [entry] : ['--import', 'tsx', 'src/cli/main.ts'];
+  const child = spawn(process.execPath, [...args, 'start', '--drain-seconds', '2'], {
+    cwd: REPO_ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -99,45 +118,66 @@ function vmHwmMb(pid: number | undefined): number | null {
   }
 }
 
+function median(values: number[]): number {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+/** Starts the worker, samples its /metrics every 500 ms for `seconds`, stops it. */
+async function sampleWorker(env: Env, seconds: number, entry: string | undefined): Promise<MemorySample> {
+  const { child, url } = await startChild(env, entry);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const rss: number[] = [];
+    const heap: number[] = [];
+    const end = Date.now() + seconds * 1000;
+    while (Date.now() < end) {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      rss.push(metric(text, 'process_resident_memory_bytes') ?? Number.NaN);
+      heap.push(metric(text, 'nodejs_heap_size_used_bytes') ?? Number.NaN);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const status = (await (await fetch(`${url}/status`)).json()) as {
+      jobs: { byState: Record<string, number> };
+    };
+    const half = Math.floor(rss.length / 2);
+    return {
+      settledRssMb: median(rss.slice(half)) / MB,
+      settledHeapUsedMb: median(heap.slice(half)) / MB,
+      vmHwmMb: vmHwmMb(child.pid),
+      samples: rss.length,
+      waitingAtEnd: status.jobs.byState.queued ?? 0,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/**
+ * Four starts of the worker on one database: fresh, again idle, with a short queue and with
+ * `jobs` write-backs queued. The difference between the last two is what the queue costs (the
+ * idle worker has not loaded the CRM SDK nor made a request, so it is not the baseline).
+ */
 export async function benchWorkerMemory(
   target: BenchDatabase,
-  options: { jobs: number; seconds: number },
+  options: { jobs: number; seconds: number; entry?: string | undefined },
 ): Promise<MemoryResult> {
   const plan = PLANS.sales;
   const sb = await startSandboxes(plan, { seedCalls: options.jobs });
   try {
-    await queueWriteBacks(sb, target, options.jobs);
-    const env = workerEnv(sb, plan, { dataDir: target.dataDir, databaseUrl: target.databaseUrl });
-    const { child, url } = await startChild(env);
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    try {
-      const rss: number[] = [];
-      const heap: number[] = [];
-      const end = Date.now() + options.seconds * 1000;
-      while (Date.now() < end) {
-        const text = await (await fetch(`${url}/metrics`)).text();
-        rss.push(metric(text, 'process_resident_memory_bytes') ?? Number.NaN);
-        heap.push(metric(text, 'nodejs_heap_size_used_bytes') ?? Number.NaN);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      const status = (await (await fetch(`${url}/status`)).json()) as {
-        jobs: { byState: Record<string, number> };
-      };
-      return {
-        database: target.name,
-        jobs: options.jobs,
-        waitingAtEnd: status.jobs.byState.queued ?? 0,
-        samples: rss.length,
-        peakRssMb: Math.max(...rss) / MB,
-        peakHeapUsedMb: Math.max(...heap) / MB,
-        vmHwmMb: vmHwmMb(child.pid),
-        firstRssMb: (rss[0] ?? Number.NaN) / MB,
-        firstHeapUsedMb: (heap[0] ?? Number.NaN) / MB,
-      };
-    } finally {
-      child.kill('SIGTERM');
-      await exited;
-    }
+    const env = {
+      ...workerEnv(sb, plan, { dataDir: target.dataDir, databaseUrl: target.databaseUrl }),
+      // No poll: the sandbox's seeded calls would otherwise give an idle worker work to do.
+      POLL_SCHEDULE: '0 0 0 1 1 *',
+    };
+    const firstStart = await sampleWorker(env, options.seconds, options.entry);
+    const idle = await sampleWorker(env, options.seconds, options.entry);
+    await queueWriteBacks(sb, target, 0, BUSY_JOBS);
+    const busy = await sampleWorker(env, options.seconds, options.entry);
+    await queueWriteBacks(sb, target, BUSY_JOBS, options.jobs);
+    const queued = await sampleWorker(env, options.seconds, options.entry);
+    return { database: target.name, jobs: options.jobs, firstStart, idle, busy, queued };
   } finally {
     await sb.close();
   }

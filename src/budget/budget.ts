@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from '../log/logger.js';
 import type { Clock } from '../util/clock.js';
 import { BudgetClosedError } from './errors.js';
 import { InMemorySlotLedger } from './ledger.js';
+import { RESERVE_BUCKET_MS, type LiveReserve } from './liveReserve.js';
 import type { PlanLimits } from './plans.js';
 import {
   DailyCapReachedError,
@@ -35,6 +36,12 @@ export interface RequestBudgetDeps {
   ledger?: SlotLedger;
   /** Slots of each window (1 s and 60 s) only `live` may take; default 1. */
   liveWindowReserve?: number;
+  /**
+   * Learns when live requests arrive and widens the 60 s window's reserve ahead of the times
+   * they usually come (liveReserve.ts); `liveWindowReserve` stays the floor. Live requests passed
+   * to `run` are recorded in it. Default none: the fixed reserve only.
+   */
+  liveReserve?: LiveReserve;
   /** Share of the daily cap only `live` may take, 0..1; default 0.1. */
   liveDailyReserve?: number;
   /** Requests in flight at once; default 16. */
@@ -77,6 +84,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   const ledger = deps.ledger ?? new InMemorySlotLedger();
   const logger = deps.logger ?? silentLogger;
   const windowReserve = deps.liveWindowReserve ?? 1;
+  const liveReserve = deps.liveReserve;
   const share = deps.liveDailyReserve ?? 0.1;
   if (!(share >= 0 && share < 1)) throw new Error('liveDailyReserve must be a share in [0, 1)');
   const dailyReserve = limits.dailyCap === null ? 0 : Math.floor(limits.dailyCap * share);
@@ -129,11 +137,13 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         if (pauseReason === 'daily') throw dailyCapReached(pausedUntil);
         retryAtMs = pausedUntil;
       } else if (inFlight < concurrency) {
+        const minuteReserve = liveReserve?.minuteReserve(nowMs, limits.ratePerMinute, windowReserve);
         const grant = await ledger.acquire({
           nowMs,
           priority: ticket.priority,
           limits,
           windowReserve,
+          ...(minuteReserve !== undefined && { minuteReserve }),
           dailyReserve,
           marginMs,
           paceMs,
@@ -141,6 +151,10 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         if (grant.granted) return 'granted';
         if (grant.dailyCapReached) throw dailyCapReached(grant.retryAtMs);
         retryAtMs = grant.retryAtMs;
+        // The learned reserve may shrink at the next bucket: ask again then rather than oversleep.
+        if (minuteReserve !== undefined && minuteReserve > windowReserve) {
+          retryAtMs = Math.min(retryAtMs, (Math.floor(nowMs / RESERVE_BUCKET_MS) + 1) * RESERVE_BUCKET_MS);
+        }
       } // else: wait for a request in flight to finish (it wakes us).
       await wakeup.wait(retryAtMs, seen, signal);
     }
@@ -164,6 +178,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
 
   async function run<T>(priority: Priority, fn: () => Promise<T>, options: RunOptions = {}): Promise<T> {
     if (closing.signal.aborted) throw new BudgetClosedError();
+    if (priority === 'live') liveReserve?.record(clock.now());
     const signal = options.signal ? AbortSignal.any([options.signal, closing.signal]) : closing.signal;
     const ticket: Ticket = {
       priority,

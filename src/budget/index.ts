@@ -1,6 +1,7 @@
 export { createRequestBudget, DEFAULT_SAFETY_MARGIN_MS, type RequestBudgetDeps } from './budget.js';
 export { BudgetClosedError } from './errors.js';
 export { InMemorySlotLedger } from './ledger.js';
+export { LiveReserve, type LiveReserveOptions } from './liveReserve.js';
 export {
   PLAN_NAMES,
   PLAN_PRESETS,

@@ -28,6 +28,7 @@ export class InMemorySlotLedger implements SlotLedger {
       priority: request.priority,
       limits: request.limits,
       windowReserve: request.windowReserve,
+      minuteReserve: request.minuteReserve,
       dailyReserve: request.dailyReserve,
       marginMs: request.marginMs ?? 0,
       paceMs: request.paceMs ?? 0,

@@ -75,6 +75,8 @@ export interface SlotRequest {
   limits: PlanLimits;
   /** Slots of each window that only `live` may take. */
   windowReserve: number;
+  /** Slots of the 60 s window only `live` may take, when it differs (liveReserve.ts); default windowReserve. */
+  minuteReserve?: number;
   /** Requests of the daily cap that only `live` may take. */
   dailyReserve: number;
   /** Widens both windows by this many ms, against clock skew and network jitter (default 0). */

@@ -110,6 +110,8 @@ export interface SlotCheck {
   priority: Priority;
   limits: PlanLimits;
   windowReserve: number;
+  /** Reserve of the 60 s window when it differs from `windowReserve` (liveReserve.ts). */
+  minuteReserve?: number | undefined;
   dailyReserve: number;
   /** Widening of both windows, for clock skew and network jitter (see the module comment). */
   marginMs: number;
@@ -144,7 +146,7 @@ export function decideSlot(check: SlotCheck): SlotDecision {
       check.starts,
       nowMs,
       MINUTE_MS + check.marginMs,
-      windowAllowance(limits.ratePerMinute, check.windowReserve, priority),
+      windowAllowance(limits.ratePerMinute, check.minuteReserve ?? check.windowReserve, priority),
     ),
   );
   if (priority !== 'live') {

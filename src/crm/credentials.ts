@@ -3,7 +3,7 @@
  * The advice names settings, never their values: it goes to logs, /readyz and `crm-sync status`.
  */
 import type { AppConfig } from '../config/config.js';
-import { authMode } from './salesforce/session.js';
+import { authMode } from './salesforce/authMode.js';
 import type { CrmName } from './types.js';
 
 export interface CredentialAdvice {

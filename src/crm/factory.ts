@@ -2,8 +2,6 @@ import type { AppConfig } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { Mapping } from '../mapping/types.js';
 import type { Clock } from '../util/clock.js';
-import { createHubSpotAdapter } from './hubspot/index.js';
-import { createSalesforceAdapter } from './salesforce/index.js';
 import type { CrmAdapter } from './types.js';
 
 export interface CrmAdapterDeps {
@@ -16,12 +14,17 @@ export interface CrmAdapterDeps {
   mapping?: Pick<Mapping, 'writeback'> | undefined;
 }
 
-/** The CrmAdapter for `config.crm`, built from that CRM's settings. Makes no request. */
-export function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps = {}): CrmAdapter {
+/**
+ * The CrmAdapter for `config.crm`, built from that CRM's settings. Makes no request. Only the
+ * configured CRM's adapter and SDK are loaded (jsforce alone is ~15 MB of RSS a HubSpot worker
+ * has no use for).
+ */
+export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps = {}): Promise<CrmAdapter> {
   const activityKey = deps.mapping?.writeback.activity.idField;
   const followupKey = deps.mapping?.writeback.followups?.idField;
   switch (config.crm) {
-    case 'hubspot':
+    case 'hubspot': {
+      const { createHubSpotAdapter } = await import('./hubspot/index.js');
       return createHubSpotAdapter({
         config: config.hubspot,
         clock: deps.clock,
@@ -29,7 +32,9 @@ export function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps = {}): 
         ...(activityKey ? { callIdProperty: activityKey } : {}),
         ...(followupKey ? { followupIdProperty: followupKey } : {}),
       });
-    case 'salesforce':
+    }
+    case 'salesforce': {
+      const { createSalesforceAdapter } = await import('./salesforce/index.js');
       return createSalesforceAdapter({
         config: config.salesforce,
         clock: deps.clock,
@@ -39,5 +44,6 @@ export function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps = {}): 
           ...(followupKey ? { followup: followupKey } : {}),
         },
       });
+    }
   }
 }

@@ -55,6 +55,7 @@ export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
         priority: request.priority,
         limits: request.limits,
         windowReserve: request.windowReserve,
+        minuteReserve: request.minuteReserve,
         dailyReserve: request.dailyReserve,
         marginMs: request.marginMs ?? 0,
         paceMs: request.paceMs ?? 0,

@@ -139,3 +139,15 @@ export async function lastVerifiedWebhookAt(db: Db): Promise<Date | null> {
   });
   return row?.receivedAt ?? null;
 }
+
+/**
+ * When the calls that got a live context started (their Service created_at), since `since`: the
+ * history the budget's live reserve learns from after a restart (src/budget/liveReserve.ts).
+ */
+export async function liveCallStartsSince(db: Db, crm: CrmName, since: Date): Promise<Date[]> {
+  const rows = await db.syncStatus.findMany({
+    where: { crm, contextPushedAt: { not: null }, callCreatedAt: { gte: since } },
+    select: { callCreatedAt: true },
+  });
+  return rows.flatMap((r) => (r.callCreatedAt ? [r.callCreatedAt] : []));
+}

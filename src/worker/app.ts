@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { createRequestBudget } from '../budget/index.js';
+import { createRequestBudget, LiveReserve } from '../budget/index.js';
 import type { AppConfig } from '../config/config.js';
 import { credentialAdvice } from '../crm/credentials.js';
 import { createCrmAdapter } from '../crm/factory.js';
@@ -22,6 +22,7 @@ import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
 import { migrate } from '../store/migrations.js';
 import { countSyncStatusByState } from '../store/syncStatusRepo.js';
+import { liveCallStartsSince } from '../store/syncStatusQueries.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { closeHttp } from './closeHttp.js';
@@ -88,11 +89,17 @@ export async function startWorker(
       );
     }
     const ledger = createDbSlotLedger({ db });
+    // Learns when live calls start (docs/performance.md, "Bursts of live calls"); a restart
+    // relearns the last week from the calls that got a live context.
+    const liveReserve = new LiveReserve();
+    const since = new Date(clock.now() - 7 * 86_400_000);
+    for (const at of await liveCallStartsSince(db, config.crm, since)) liveReserve.record(at.getTime());
     const budget = createRequestBudget({
       limits: config.service.limits,
       clock,
       ledger,
       liveWindowReserve: config.service.liveWindowReserve,
+      liveReserve,
       liveDailyReserve: config.service.liveDailyReserve,
       logger,
     });
@@ -110,7 +117,7 @@ export async function startWorker(
       },
     });
     cleanup.unshift(() => service.close());
-    const crm = createCrmAdapter(config, { clock, logger, mapping });
+    const crm = await createCrmAdapter(config, { clock, logger, mapping });
     const pipeline = {
       db,
       crmName: config.crm,

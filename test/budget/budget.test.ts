@@ -3,7 +3,9 @@ import { createRequestBudget, type RequestBudgetDeps } from '../../src/budget/bu
 import { BudgetClosedError } from '../../src/budget/errors.js';
 import { InMemorySlotLedger } from '../../src/budget/ledger.js';
 import type { PlanLimits } from '../../src/budget/plans.js';
+import { LiveReserve } from '../../src/budget/liveReserve.js';
 import { DailyCapReachedError, type Priority, type RequestBudget } from '../../src/budget/types.js';
+import { DAY_MS } from '../../src/budget/window.js';
 import { sleep } from '../../src/util/clock.js';
 import { newClock, settle, type Start, type TestClock } from './helpers.js';
 
@@ -304,5 +306,38 @@ describe('request budget', () => {
         liveDailyReserve: 1,
       }),
     ).toThrow(/share/);
+  });
+
+  describe('a burst of 30 live calls in 10 s while backfill saturates the sales plan', () => {
+    const SALES = { ratePerMinute: 60, burstPerSecond: 10, dailyCap: null };
+
+    /** Waits (ms) of the 30 live requests of a burst starting 180 s in, sorted. */
+    async function burstWaits(liveReserve: LiveReserve, clock: TestClock): Promise<number[]> {
+      const h = harness(SALES, { liveReserve }, clock);
+      for (let i = 0; i < 400; i++) void h.request('backfill');
+      await h.clock.runFor(180_000);
+      const lives: { asked: number; id: Promise<number> }[] = [];
+      for (let i = 0; i < 30; i++) {
+        lives.push({ asked: h.clock.now(), id: h.request('live') });
+        await h.clock.runFor(333);
+      }
+      await h.clock.runFor(60_000);
+      const startedAt = new Map(h.starts.map((s) => [s.id, s.at]));
+      const waits = await Promise.all(lives.map(async (l) => startedAt.get(await l.id)! - l.asked));
+      return waits.sort((a, b) => a - b);
+    }
+
+    it('gets every context within 5 s when the burst came at this time yesterday', async () => {
+      const clock = newClock();
+      const reserve = new LiveReserve();
+      for (let i = 0; i < 30; i++) reserve.record(clock.now() + 180_000 - DAY_MS + i * 333);
+      const waits = await burstWaits(reserve, clock);
+      expect(waits.at(-2)!).toBeLessThanOrEqual(5_000); // the p95 of 30
+    });
+
+    it('without that history, the last calls wait for slots the backfill frees, one a second', async () => {
+      const waits = await burstWaits(new LiveReserve(), newClock());
+      expect(waits.at(-2)!).toBeGreaterThan(10_000);
+    });
   });
 });

@@ -93,13 +93,13 @@ describe('createCrmAdapter', () => {
     writeback: { activity: { object, idField, fields: [] }, followups: null },
   });
 
-  it('builds the adapter config.crm names', () => {
-    expect(createCrmAdapter(configFrom(hubspotEnv(svc, hs))).name).toBe('hubspot');
-    expect(createCrmAdapter(configFrom(salesforceEnv(svc, sf))).name).toBe('salesforce');
+  it('builds the adapter config.crm names', async () => {
+    expect((await createCrmAdapter(configFrom(hubspotEnv(svc, hs)))).name).toBe('hubspot');
+    expect((await createCrmAdapter(configFrom(salesforceEnv(svc, sf)))).name).toBe('salesforce');
   });
 
   it('HubSpot: upserts on the mapping id field when a write names none', async () => {
-    const adapter = createCrmAdapter(configFrom(hubspotEnv(svc, hs)), {
+    const adapter = await createCrmAdapter(configFrom(hubspotEnv(svc, hs)), {
       mapping: keyedOn('calls', 'crmsync_alt_call_id'),
     });
     const key = { object: 'calls', name: 'crmsync_alt_call_id', type: 'string' as const, unique: true };
@@ -118,7 +118,7 @@ describe('createCrmAdapter', () => {
   });
 
   it('Salesforce: doctor checks the mapping id field as the activity key', async () => {
-    const adapter = createCrmAdapter(configFrom(salesforceEnv(svc, sf)), {
+    const adapter = await createCrmAdapter(configFrom(salesforceEnv(svc, sf)), {
       mapping: keyedOn('Task', 'Alt_Call_Id__c'),
     });
     const report = await adapter.verifySetup([]);

@@ -3,10 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  allApplied,
   diffMigrationsToSchema,
   migrate,
   migrationStatus,
   MIGRATIONS_DIR,
+  readMigrations,
   SCHEMA_PATH,
 } from '../../src/store/migrations.js';
 import { schemaEngineVersion } from '../../src/store/schemaEngine.js';
@@ -61,6 +63,31 @@ describe.each(DATABASE_KINDS)('migrations on %s', (kind) => {
       await db.close();
     }
   });
+
+  it('know without the schema engine when every migration is applied, and not when one is new or edited', async () => {
+    const target = await createEmptyDatabase(kind);
+    targets.push(target);
+    const db = await openTestDatabase(target);
+    try {
+      expect(await allApplied(db, readMigrations())).toBe(false);
+      await migrate(db);
+      expect(await allApplied(db, readMigrations())).toBe(true);
+
+      const edited = path.join(scratch, `${kind}-edited`);
+      cpSync(MIGRATIONS_DIR, edited, { recursive: true });
+      const last = path.join(edited, migrationNames.at(-1)!, 'migration.sql');
+      writeFileSync(last, `${readFileSync(last, 'utf8')}\n-- edited\n`);
+      expect(await allApplied(db, readMigrations(edited))).toBe(false);
+
+      const added = path.join(scratch, `${kind}-added`);
+      cpSync(MIGRATIONS_DIR, added, { recursive: true });
+      mkdirSync(path.join(added, '29990101000000_new'));
+      writeFileSync(path.join(added, '29990101000000_new', 'migration.sql'), 'SELECT 1;\n');
+      expect(await allApplied(db, readMigrations(added))).toBe(false);
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
 
   it('record a failing migration as failed and refuse to go on until it is resolved', async () => {
     const dir = path.join(scratch, `${kind}-failing`);

@@ -13,6 +13,7 @@ import {
   transitionSyncStatus,
   upsertDiscovered,
 } from '../../src/store/syncStatusRepo.js';
+import { liveCallStartsSince } from '../../src/store/syncStatusQueries.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 const T0 = new Date('2026-03-02T10:00:00.000Z');
@@ -224,5 +225,30 @@ describe.each(DATABASE_KINDS)('SyncStatusRepo on %s', (kind) => {
     expect(await getSyncStatus(prisma, 'call_tx', 'hubspot')).toBeNull();
     expect(await syncHistory(prisma, 'call_tx')).toEqual([]);
     expect(await prisma.job.count({ where: { key: 'writeback:call_tx' } })).toBe(0);
+  });
+
+  it('lists when the calls that got a live context started, for the live reserve to relearn', async () => {
+    const { prisma } = get().db;
+    const row = (callId: string, crm: string, startedAt: Date, pushed: boolean) => ({
+      callId,
+      crm,
+      state: 'written_back',
+      callCreatedAt: startedAt,
+      contextPushedAt: pushed ? new Date(startedAt.getTime() + 500) : null,
+    });
+    await prisma.syncStatus.createMany({
+      data: [
+        row('call_live_1', 'hubspot', at(-3600), true),
+        row('call_live_2', 'hubspot', at(-60), true),
+        row('call_backfilled', 'hubspot', at(-120), false),
+        row('call_too_old', 'hubspot', at(-8 * 86_400), true),
+        row('call_other_crm', 'salesforce', at(-30), true),
+      ],
+    });
+    const starts = await liveCallStartsSince(prisma, 'hubspot', at(-7 * 86_400));
+    expect(starts.map((d) => d.getTime()).sort((a, b) => a - b)).toEqual([
+      at(-3600).getTime(),
+      at(-60).getTime(),
+    ]);
   });
 });

@@ -121,7 +121,7 @@ async function checkCrm(
   });
   const { createCrmAdapter } = await import('../../crm/factory.js');
   try {
-    const adapter = createCrmAdapter(config, {
+    const adapter = await createCrmAdapter(config, {
       clock: deps.clock,
       logger: deps.logger,
       mapping: mapping ?? undefined,

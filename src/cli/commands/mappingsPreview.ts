@@ -28,7 +28,7 @@ export async function previewSourceFrom(
     import('../serviceFromConfig.js'),
     import('../../crm/factory.js'),
   ]);
-  const crm = createCrmAdapter(config, { clock: deps.clock, logger: deps.logger });
+  const crm = await createCrmAdapter(config, { clock: deps.clock, logger: deps.logger });
   const service = createServiceFromConfig(config, { clock: deps.clock, logger: deps.logger });
   const opts = { priority: 'writeback' } as const;
   const release = holdProcessOpen();

@@ -22,7 +22,7 @@ export function registerMatch(program: Command): void {
       const { holdProcessOpen } = await import('../keepAlive.js');
       const config = loadConfig({ require: { crm: true } });
       const mapping = loadMappings(config.configDir, config.crm);
-      const crm = createCrmAdapter(config);
+      const crm = await createCrmAdapter(config);
       const release = holdProcessOpen();
       const found = await crm
         .lookup(

@@ -5,9 +5,10 @@ import type { Logger } from '../../log/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { CrmAuthError, CrmError } from '../errors.js';
 import { toCrmError } from './errors.js';
+import { authMode, type AuthMode } from './authMode.js';
 import { signJwtAssertion } from './jwt.js';
 
-export type AuthMode = 'access_token' | 'refresh_token' | 'jwt_bearer';
+export { authMode, type AuthMode };
 
 const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /**
@@ -36,15 +37,6 @@ export interface SalesforceSession {
   markHealthy(): void;
   /** Why the last refresh failed, for mapping jsforce's generic "Unable to refresh session". */
   refreshFailure(): CrmError | undefined;
-}
-
-export function authMode(config: SalesforceConfig): AuthMode {
-  if (config.clientId && config.refreshToken) return 'refresh_token';
-  if (config.clientId && config.username && config.jwtPrivateKey) return 'jwt_bearer';
-  if (config.accessToken && config.instanceUrl) return 'access_token';
-  throw new Error(
-    'Salesforce credentials incomplete: set an access token with its instance URL, the refresh-token flow, or the JWT bearer flow',
-  );
 }
 
 /**
