@@ -10,7 +10,7 @@ import { secretsScenario } from './secrets.js';
 
 export const SCENARIOS: Scenario[] = [
   kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 360_000 }),
-  kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
+  kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 200_000 }),
   replicasScenario,
   hostileWebhooksScenario,
   // Last: it scans the output of every scenario before it.
