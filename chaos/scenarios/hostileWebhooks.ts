@@ -158,11 +158,16 @@ async function settledRss(pid: number): Promise<number> {
   return last;
 }
 
-/** The worker's own view of its memory (prom-client's default metrics), in bytes. */
-async function heapUsed(worker: ChaosWorker): Promise<number> {
+/** The worker's own view of its memory (prom-client's default metrics), in MB: used/total/external. */
+async function heapFigures(worker: ChaosWorker): Promise<string> {
   const text = await (await fetch(`${worker.url}/metrics`)).text();
-  const match = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
-  return match ? Number(match[1]) : Number.NaN;
+  const metric = (name: string) => {
+    const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    return match ? (Number(match[1]) / 1048576).toFixed(0) : '?';
+  };
+  return ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']
+    .map(metric)
+    .join('/');
 }
 
 async function send(url: string, r: Request): Promise<number> {
@@ -230,7 +235,7 @@ async function runHostile(ctx: ScenarioContext) {
     await flood(worker, WARMUP, base, secret, ctx.random, tally);
     // Taken at rest, like the reading after the flood: V8 returns pages when the process idles.
     const rssBefore = await settledRss(worker.pid);
-    const heapBefore = await heapUsed(worker);
+    const heapBefore = await heapFigures(worker);
     const started = Date.now();
     for (let q = 0; q < 4; q++) {
       await flood(worker, REQUESTS / 4, base, secret, ctx.random, tally);
@@ -286,7 +291,7 @@ async function runHostile(ctx: ScenarioContext) {
       { timeoutMs: 60_000, intervalMs: 1_000 },
     ).catch(() => undefined);
     const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
-    verdict.figure('heap used', `${mb(heapBefore)} -> ${mb(await heapUsed(worker))}`);
+    verdict.figure('heap used/total/external MB', `${heapBefore} -> ${await heapFigures(worker)}`);
     verdict.figure('RSS start/warm/end', `${mb(rssStart)}/${mb(rssBefore)}/${mb(rssAfter)}`);
     verdict.check(
       rssAfter <= rssBefore * (1 + RSS_TOLERANCE),

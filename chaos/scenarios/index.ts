@@ -13,7 +13,7 @@ import { serviceStormScenario } from './serviceStorm.js';
 
 export const SCENARIOS: Scenario[] = [
   kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 360_000 }),
-  kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 150_000 }),
+  kill9Scenario({ name: 'kill9-embedded', database: 'embedded', kills: 5, calls: 15, budgetMs: 200_000 }),
   serviceStormScenario({ calls: 20, budgetMs: 150_000 }),
   crmStormScenario({ calls: 10, budgetMs: 180_000 }),
   dbOutageScenario,
