@@ -71,12 +71,15 @@ function summarise(
 export async function benchBackfillThroughput(
   plan: BenchPlan,
   calls: number,
-  options: { logger: Logger; timeoutMs: number },
+  options: { logger: Logger; timeoutMs: number; databaseUrl?: string | undefined },
 ): Promise<ThroughputResult> {
   const sb = await startSandboxes(plan);
   try {
     addAnalysedCalls(sb.svc, calls);
-    const run = await startBenchWorker(sb, plan, { logger: options.logger });
+    const run = await startBenchWorker(sb, plan, {
+      logger: options.logger,
+      databaseUrl: options.databaseUrl,
+    });
     try {
       const { status, doneAt } = await waitForStatus(
         run.worker,

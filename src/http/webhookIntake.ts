@@ -47,6 +47,7 @@ export function classifyWebhookBody(raw: Buffer, receivedAt: number): WebhookInt
       rawBody,
       outcome: 'accepted',
       receivedAt,
+      event,
     },
   };
 }
