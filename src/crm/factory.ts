@@ -2,6 +2,7 @@ import type { AppConfig } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { Mapping } from '../mapping/types.js';
 import type { Clock } from '../util/clock.js';
+import type { GateOptions } from './hubspot/gate.js';
 import { createHubSpotAdapter } from './hubspot/index.js';
 import { createSalesforceAdapter } from './salesforce/index.js';
 import type { CrmAdapter } from './types.js';
@@ -14,6 +15,8 @@ export interface CrmAdapterDeps {
    * keys (and the key `doctor` checks). Writes that carry their own `idField` use that anyway.
    */
   mapping?: Pick<Mapping, 'writeback'> | undefined;
+  /** HubSpot's request limits before any response reports them (default HubSpot's documented ones). */
+  hubspotLimits?: GateOptions | undefined;
 }
 
 /** The CrmAdapter for `config.crm`, built from that CRM's settings. Makes no request. */
@@ -26,6 +29,7 @@ export function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps = {}): 
         config: config.hubspot,
         clock: deps.clock,
         logger: deps.logger,
+        ...(deps.hubspotLimits ? { limits: deps.hubspotLimits } : {}),
         ...(activityKey ? { callIdProperty: activityKey } : {}),
         ...(followupKey ? { followupIdProperty: followupKey } : {}),
       });

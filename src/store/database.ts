@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { acquireEmbeddedLock } from './embeddedLock.js';
+import { prioritise } from './livePriority.js';
 import {
   embeddedMigrationAdapter,
   postgresMigrationAdapter,
@@ -32,6 +33,12 @@ export type DatabaseKind = 'postgres' | 'embedded';
 
 export interface Database {
   prisma: PrismaClient;
+  /**
+   * The client of the job runner's live lane, so that a live call's queries never wait behind
+   * bulk work: on PostgreSQL a small pool of its own; embedded, the same client (its one
+   * connection serves live work first, see src/store/livePriority.ts).
+   */
+  live: PrismaClient;
   kind: DatabaseKind;
   /** Where the data lives, for messages: the URL without its password, or the data directory. */
   location: string;
@@ -68,19 +75,34 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return db;
 }
 
+/** Connections of the live lane's own pool: context pushes run a few at a time. */
+const LIVE_POOL_SIZE = 3;
+
 function openPostgres(url: string, poolSize: number | undefined, logger: Logger): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize ?? 10 });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost'));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const open = (max: number) => {
+    const pool = new pg.Pool({ connectionString: url, max });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost'));
+    return { pool, prisma: new PrismaClient({ adapter: new PrismaPg(pool) }) };
+  };
+  const main = open(poolSize ?? 10);
+  // Created on first use: a process that runs no jobs (a CLI command) never connects it.
+  let live: ReturnType<typeof open> | undefined;
   return {
-    prisma,
+    prisma: main.prisma,
+    get live() {
+      live ??= open(LIVE_POOL_SIZE);
+      return live.prisma;
+    },
     kind: 'postgres',
     location: redactUrl(url),
     migrationAdapter: () => postgresMigrationAdapter(url),
     close: async () => {
-      await prisma.$disconnect();
-      await pool.end();
+      for (const c of [main, live]) {
+        if (!c) continue;
+        await c.prisma.$disconnect();
+        await c.pool.end();
+      }
     },
   };
 }
@@ -91,9 +113,10 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     const dir = path.join(dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
     const pglite = await PGlite.create({ dataDir: dir });
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(prioritise(pglite)) });
     return {
       prisma,
+      live: prisma,
       kind: 'embedded',
       location: dataDir,
       migrationAdapter: () => embeddedMigrationAdapter(pglite),

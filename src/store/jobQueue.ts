@@ -225,11 +225,22 @@ export async function completeJob(
   db: Db,
   input: { id: number; workerId: string; now: Date },
 ): Promise<boolean> {
-  const { count } = await db.job.updateMany({
-    where: { id: BigInt(input.id), state: 'running', lockedBy: input.workerId },
-    data: { state: 'done', lockedBy: null, lockedUntil: null, lastError: null, updatedAt: input.now },
-  });
-  return count === 1;
+  return (await completeJobs(db, { ids: [input.id], workerId: input.workerId, now: input.now })).length === 1;
+}
+
+/** completeJob for many jobs in one statement; returns the ids this worker still held. */
+export async function completeJobs(
+  db: Db,
+  input: { ids: readonly number[]; workerId: string; now: Date },
+): Promise<number[]> {
+  if (input.ids.length === 0) return [];
+  const rows = await db.$queryRaw<{ id: bigint }[]>`
+    UPDATE job SET state = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL,
+                   updated_at = ${input.now}
+    WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
+      AND state = 'running' AND locked_by = ${input.workerId}
+    RETURNING id`;
+  return rows.map((r) => Number(r.id));
 }
 
 export type FailOutcome = 'retrying' | 'failed' | 'lost';

@@ -1,9 +1,9 @@
 import type { MatchDecision } from '../crm/match/types.js';
 import type { CrmName } from '../crm/types.js';
 import { Prisma, type SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
-import { assertTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
+import { assertTransition, canTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
 import { inTransaction, type Db } from './database.js';
-import { addSyncEvent } from './syncEventRepo.js';
+import { addSyncEvent, clipDetail } from './syncEventRepo.js';
 
 /** One call's sync with one CRM (table sync_status). */
 export interface SyncStatusRecord {
@@ -70,17 +70,6 @@ export function mergeWarnings(existing: readonly string[], added: readonly strin
   return out.slice(-MAX_WARNINGS);
 }
 
-/** TransitionFields as Prisma takes them (the decision is a JSON column). */
-function rowFields(set: TransitionFields | undefined) {
-  if (!set) return {};
-  const { matchDecision, ...rest } = set;
-  if (matchDecision === undefined) return rest;
-  return {
-    ...rest,
-    matchDecision: (matchDecision ?? undefined) as Prisma.InputJsonValue | undefined,
-  };
-}
-
 export class SyncStatusNotFoundError extends Error {
   readonly code = 'SYNC_STATUS_NOT_FOUND';
   constructor(
@@ -128,6 +117,17 @@ export function toSyncStatus(row: SyncStatusRow): SyncStatusRecord {
 export async function getSyncStatus(db: Db, callId: string, crm: CrmName): Promise<SyncStatusRecord | null> {
   const row = await db.syncStatus.findUnique({ where: { callId_crm: { callId, crm } } });
   return row ? toSyncStatus(row) : null;
+}
+
+/** The rows of many calls in one query, by call id (calls without one are absent). */
+export async function getSyncStatuses(
+  db: Db,
+  callIds: readonly string[],
+  crm: CrmName,
+): Promise<Map<string, SyncStatusRecord>> {
+  if (callIds.length === 0) return new Map();
+  const rows = await db.syncStatus.findMany({ where: { crm, callId: { in: [...new Set(callIds)] } } });
+  return new Map(rows.map((row) => [row.callId, toSyncStatus(row)]));
 }
 
 /**
@@ -285,34 +285,61 @@ export async function transitionSyncStatus(
     set?: TransitionFields | undefined;
   },
 ): Promise<SyncStatusRecord> {
-  return inTransaction(db, async (tx) => {
-    const from = await lockState(tx, input.callId, input.crm);
-    if (input.expectedFrom !== undefined && from !== input.expectedFrom) {
-      throw new StaleSyncStateError(input.callId, input.expectedFrom, from);
+  const { callId, crm, to, now } = input;
+  // The states it may move from, so that the check, the update and the history row are one
+  // statement (one round trip, no transaction of its own) on every job's path.
+  const from = SYNC_STATES.filter(
+    (s) => canTransition(s, to) && (input.expectedFrom === undefined || s === input.expectedFrom),
+  );
+  const set = transitionSet(input.set);
+  const rows = await db.$queryRaw<(Partial<SyncStatusRaw> & { from_state: string | null })[]>`
+    WITH cur AS (
+      SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE
+    ), moved AS (
+      UPDATE sync_status s SET next_attempt_at = NULL, ${set} state = ${to}, attempts = 0,
+        last_error_code = NULL, last_error_message = NULL, updated_at = ${now}::timestamptz
+      FROM cur
+      WHERE s.call_id = ${callId} AND s.crm = ${crm}
+        AND cur.state IN (${from.length > 0 ? Prisma.join(from) : Prisma.sql`NULL`})
+      RETURNING s.*, cur.state AS old_state
+    ), history AS (
+      INSERT INTO sync_event (call_id, crm, at, from_state, to_state, detail)
+      SELECT call_id, crm, ${now}::timestamptz, old_state, ${to}, ${clipDetail(input.detail)} FROM moved
+    )
+    SELECT (SELECT state FROM cur) AS from_state, moved.* FROM (SELECT 1) AS one LEFT JOIN moved ON true`;
+  const row = rows[0];
+  if (!row || row.from_state === null) throw new SyncStatusNotFoundError(callId, crm);
+  if (row.call_id === undefined || row.call_id === null) {
+    if (input.expectedFrom !== undefined && row.from_state !== input.expectedFrom) {
+      throw new StaleSyncStateError(callId, input.expectedFrom, row.from_state);
     }
-    assertTransition(input.callId, from, input.to);
-    const row = await tx.syncStatus.update({
-      where: { callId_crm: { callId: input.callId, crm: input.crm } },
-      data: {
-        nextAttemptAt: null,
-        ...rowFields(input.set),
-        state: input.to,
-        attempts: 0,
-        lastErrorCode: null,
-        lastErrorMessage: null,
-        updatedAt: input.now,
-      },
-    });
-    await addSyncEvent(tx, {
-      callId: input.callId,
-      crm: input.crm,
-      at: input.now,
-      from,
-      to: input.to,
-      detail: input.detail,
-    });
-    return toSyncStatus(row);
-  });
+    assertTransition(callId, row.from_state, to);
+    throw new Error(`call ${callId}: sync state ${row.from_state} did not move to ${to}`);
+  }
+  return toSyncStatus(fromRaw(row as SyncStatusRaw));
+}
+
+/** TransitionFields as SQL assignments, each followed by a comma. */
+function transitionSet(set: TransitionFields | undefined): Prisma.Sql {
+  if (!set) return Prisma.empty;
+  const parts: Prisma.Sql[] = [];
+  const column = (name: string, value: Prisma.Sql) => parts.push(Prisma.sql`${Prisma.raw(name)} = ${value},`);
+  const time = (v: Date | null) => Prisma.sql`${v}::timestamptz`;
+  const text = (v: string | null) => Prisma.sql`${v}::text`;
+  const list = (v: string[]) =>
+    v.length === 0 ? Prisma.sql`'{}'::text[]` : Prisma.sql`ARRAY[${Prisma.join(v)}]::text[]`;
+  if (set.nextAttemptAt !== undefined) column('next_attempt_at', time(set.nextAttemptAt));
+  if (set.contextPushedAt !== undefined) column('context_pushed_at', time(set.contextPushedAt));
+  if (set.writtenBackAt !== undefined) column('written_back_at', time(set.writtenBackAt));
+  if (set.crmContactId !== undefined) column('crm_contact_id', text(set.crmContactId));
+  if (set.crmCompanyId !== undefined) column('crm_company_id', text(set.crmCompanyId));
+  if (set.crmDealId !== undefined) column('crm_deal_id', text(set.crmDealId));
+  if (set.crmActivityId !== undefined) column('crm_activity_id', text(set.crmActivityId));
+  if (set.crmFollowupIds !== undefined) column('crm_followup_ids', list(set.crmFollowupIds));
+  if (set.warnings !== undefined) column('warnings', list(set.warnings));
+  // A null decision leaves the recorded one (as Prisma's undefined did).
+  if (set.matchDecision) column('match_decision', Prisma.sql`${JSON.stringify(set.matchDecision)}::jsonb`);
+  return parts.length > 0 ? Prisma.join(parts, ' ') : Prisma.empty;
 }
 
 /** The row's state was not the one the caller expected (another worker moved it first). */

@@ -8,6 +8,7 @@ import { createRequestBudget } from '../budget/index.js';
 import type { AppConfig } from '../config/config.js';
 import { credentialAdvice } from '../crm/credentials.js';
 import { createCrmAdapter } from '../crm/factory.js';
+import type { GateOptions } from '../crm/hubspot/gate.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
 import { composeReadiness } from '../http/readiness.js';
@@ -54,7 +55,12 @@ export interface WorkerHandle {
 
 export async function startWorker(
   config: AppConfig,
-  options: { logger: Logger; clock?: Clock },
+  options: {
+    logger: Logger;
+    clock?: Clock;
+    /** The benchmarks' sandbox with HubSpot's limits lifted says so here (searches report none). */
+    hubspotLimits?: GateOptions;
+  },
 ): Promise<WorkerHandle> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger;
@@ -85,7 +91,7 @@ export async function startWorker(
         new Date(clock.now()),
       );
     }
-    const ledger = createDbSlotLedger({ db });
+    const ledger = createDbSlotLedger({ db, liveDb: database.live });
     const budget = createRequestBudget({
       limits: config.service.limits,
       clock,
@@ -108,7 +114,7 @@ export async function startWorker(
       },
     });
     cleanup.unshift(() => service.close());
-    const crm = createCrmAdapter(config, { clock, logger, mapping });
+    const crm = createCrmAdapter(config, { clock, logger, mapping, hubspotLimits: options.hubspotLimits });
     const pipeline = {
       db,
       crmName: config.crm,
@@ -130,7 +136,13 @@ export async function startWorker(
       onReleased: () => runner.wake(),
     });
     const runner = createJobRunner(
-      { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics, credentials }, clock, logger },
+      {
+        pipeline,
+        outcome: { db, crm: config.crm, workerId, logger, metrics, credentials },
+        clock,
+        logger,
+        liveDb: database.live,
+      },
       DEFAULT_RUNNER_OPTIONS,
     );
     const housekeeping = createHousekeeping({

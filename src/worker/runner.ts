@@ -16,8 +16,10 @@ import {
   rescheduleJob,
   type JobRecord,
 } from '../store/jobQueue.js';
+import type { Db } from '../store/database.js';
+import { runAsLive } from '../store/livePriority.js';
 import type { Clock } from '../util/clock.js';
-import { applyTryResult, recordExhaustedJobs, type OutcomeDeps } from './jobOutcome.js';
+import { applyDone, applyTryResult, recordExhaustedJobs, type OutcomeDeps } from './jobOutcome.js';
 
 export interface RunnerOptions {
   liveConcurrency: number;
@@ -48,11 +50,24 @@ export interface JobRunner {
 }
 
 export function createJobRunner(
-  deps: { pipeline: PipelineDeps; outcome: OutcomeDeps; clock: Clock; logger: Logger },
+  deps: {
+    pipeline: PipelineDeps;
+    outcome: OutcomeDeps;
+    clock: Clock;
+    logger: Logger;
+    /** The live lane's database client (Database.live); default the bulk lane's. */
+    liveDb?: Db | undefined;
+  },
   options: RunnerOptions = DEFAULT_RUNNER_OPTIONS,
 ): JobRunner {
   const { clock, logger } = deps;
   const db = deps.outcome.db;
+  // Everything a context job does in the database goes through the live lane's client, first.
+  const liveDb = deps.liveDb ?? db;
+  const live = {
+    pipeline: { ...deps.pipeline, db: liveDb },
+    outcome: { ...deps.outcome, db: liveDb },
+  };
   const workerId = deps.outcome.workerId;
   const running = new Map<number, { job: JobRecord; done: Promise<void> }>();
   const wakers = { context: [] as (() => void)[], writeback: [] as (() => void)[] };
@@ -84,22 +99,26 @@ export function createJobRunner(
   async function liveLane(): Promise<void> {
     while (!stopping) {
       const free = options.liveConcurrency - countKind('context');
-      const jobs = free > 0 ? await claimSafely(['context'], free) : [];
+      const jobs = free > 0 ? await runAsLive(() => claimSafely(['context'], free, liveDb)) : [];
       if (jobs.length === 0) {
         await idle('context');
         continue;
       }
-      for (const job of jobs) void track([job], runContext(job));
+      for (const job of jobs)
+        void track(
+          [job],
+          runAsLive(() => runContext(job)),
+        );
     }
   }
 
   async function runContext(job: JobRecord): Promise<void> {
     const payload = job.payload as ContextJobPayload;
     try {
-      const detail = await runContextJob(deps.pipeline, payload);
-      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'done', detail }, clock.now());
+      const detail = await runContextJob(live.pipeline, payload);
+      await applyTryResult(live.outcome, job, payload.callId, { kind: 'done', detail }, clock.now());
     } catch (error) {
-      await applyTryResult(deps.outcome, job, payload.callId, { kind: 'error', error }, clock.now());
+      await applyTryResult(live.outcome, job, payload.callId, { kind: 'error', error }, clock.now());
     }
   }
 
@@ -126,18 +145,23 @@ export function createJobRunner(
     } catch (error) {
       results = new Map(items.map((i) => [i.jobId, { kind: 'error' as const, error }]));
     }
+    const done: { job: JobRecord; detail: string }[] = [];
     for (const job of jobs) {
       const payload = job.payload as WritebackJobPayload;
       const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
-      await applyTryResult(deps.outcome, job, payload.callId, result, clock.now());
+      if (result.kind === 'done') done.push({ job, detail: result.detail });
+      else await applyTryResult(deps.outcome, job, payload.callId, result, clock.now());
     }
+    await applyDone(deps.outcome, done, clock.now());
   }
 
-  async function claimSafely(kinds: string[], limit: number): Promise<JobRecord[]> {
+  async function claimSafely(kinds: string[], limit: number, via: Db = db): Promise<JobRecord[]> {
     try {
-      const expired = await requeueExpiredJobs(db, now());
-      if (expired.failedJobs.length > 0) await recordExhaustedJobs(deps.outcome, expired.failedJobs, now());
-      return await claimJobs(db, { workerId, limit, leaseMs: options.leaseMs, now: now(), kinds });
+      const expired = await requeueExpiredJobs(via, now());
+      if (expired.failedJobs.length > 0) {
+        await recordExhaustedJobs({ ...deps.outcome, db: via }, expired.failedJobs, now());
+      }
+      return await claimJobs(via, { workerId, limit, leaseMs: options.leaseMs, now: now(), kinds });
     } catch (err) {
       logger.error({ err }, 'job runner: could not claim jobs; will try again');
       return [];
