@@ -64,7 +64,7 @@ async function main(): Promise<void> {
       });
       const perSecond = r.written / r.seconds;
       console.log(
-        `${db.name}: ${r.written}/${calls} written in ${r.seconds.toFixed(1)} s = ${perSecond.toFixed(1)} calls/s`,
+        `${db.name}: ${r.written}/${calls} written in ${r.seconds.toFixed(1)} s = ${perSecond.toFixed(1)} calls/s from start, ${r.steadyCallsPerSecond.toFixed(1)}/s steady`,
       );
       console.log(
         `Service ${r.requestsPerCall.toFixed(2)} req/call; HubSpot ${(r.crmRequests / Math.max(1, r.written)).toFixed(2)} req/call: ${JSON.stringify(r.crmByPath)}`,
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
       for (const r of await benchDbAcks(db, { seconds: Number(values.seconds), concurrency: levels })) {
         printStatements(r.acks, 'ack (warm-up included)');
         console.log(
-          `${db.name} ${r.concurrency} concurrent: ${Math.round(r.acksPerSecond)}/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms, ${r.failures} failures`,
+          `${db.name} ${r.concurrency} concurrent: ${Math.round(r.acksPerSecond)}/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms, ${r.failures} failures, ${r.cpuMsPerAck.toFixed(2)} ms CPU/ack`,
         );
       }
     } else throw new Error(`unknown scenario ${scenario} (throughput or acks)`);

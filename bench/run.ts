@@ -29,7 +29,12 @@ import { benchLogger, PLANS } from './worker/harness.js';
 import { benchLiveLatency } from './worker/liveLatency.js';
 import { benchLedgerCheck } from './worker/ledger.js';
 import { benchWorkerMemory } from './worker/memory.js';
-import { benchBackfillThroughput, benchWebhookPath, endpointBreakdown } from './worker/throughput.js';
+import {
+  benchBackfillThroughput,
+  benchWebhookPath,
+  endpointBreakdown,
+  type ThroughputResult,
+} from './worker/throughput.js';
 import { benchDbAcks } from './worker/webhookAcks.js';
 import { runCallStartBurst } from './worker/callStartBurst.js';
 
@@ -164,6 +169,21 @@ async function requestsAndThroughputRows(): Promise<void> {
       ]);
     }
     if (!only.has('3')) continue;
+    if (plan === PLANS.none) {
+      pushUnlimitedRow(r, 'embedded', calls);
+      const skipped = await withPostgres(async (db) => {
+        progress(`3: backfill of ${calls} calls, ${plan.label}, PostgreSQL`);
+        const p = await benchBackfillThroughput(plan, calls, {
+          logger,
+          timeoutMs: 240_000,
+          databaseUrl: db.databaseUrl,
+        });
+        pushUnlimitedRow(p, 'PostgreSQL', calls);
+      });
+      if (skipped)
+        rows.push(['calls synced per second, no limit (PostgreSQL)', '-', '-', 'skipped', skipped]);
+      continue;
+    }
     const ceiling = plan.limits.ratePerMinute / r.requestsPerCall;
     rows.push([
       `calls synced per minute, ${plan.label} (${calls} calls)`,
@@ -173,6 +193,21 @@ async function requestsAndThroughputRows(): Promise<void> {
       `${r.seconds.toFixed(1)} s from start; ${plan === PLANS.none ? 'Service unlimited' : `plan ceiling ≈ ${ceiling.toFixed(1)}`}; peak ${r.maxInAnyMinute} Service req in 60 s, ${r.rejected429} 429s; ${(r.crmRequests / Math.max(1, r.written)).toFixed(2)} HubSpot req per call`,
     ]);
   }
+}
+
+/**
+ * The end-to-end rate with neither the Service's nor HubSpot's limits (the worker's own), steady
+ * state: from the first call written back to the last.
+ */
+function pushUnlimitedRow(r: ThroughputResult, database: string, calls: number): void {
+  const complete = r.written === calls && !r.timedOut;
+  rows.push([
+    `calls synced per second, no limit (${database}, ${calls} calls)`,
+    r.steadyCallsPerSecond.toFixed(1),
+    '-',
+    complete ? 'ok' : `FAIL (${r.written}/${calls} synced)`,
+    `steady rate, first write-back to last; ${r.seconds.toFixed(1)} s from start (${r.callsPerMinute.toFixed(0)}/min); Service and HubSpot limits lifted; ${r.requestsPerCall.toFixed(2)} Service and ${(r.crmRequests / Math.max(1, r.written)).toFixed(2)} HubSpot req per call (at HubSpot's 100 req / 10 s that alone allows ≈${(9 / Math.max(0.01, r.crmRequests / Math.max(1, r.written))).toFixed(0)}/s)`,
+  ]);
 }
 
 /** Runs `fn` on the embedded database, then on PostgreSQL; a skipped PostgreSQL run gets `skippedRow`. */
@@ -210,7 +245,7 @@ async function ackRows(): Promise<void> {
         `${Math.round(r.acksPerSecond)}/s, p99 ${r.p99Ms.toFixed(1)} ms`,
         'p99 < 50 ms',
         verdict(r.p99Ms < 50 && r.failures === 0),
-        `p50 ${r.p50Ms.toFixed(1)} ms, max ${r.maxMs.toFixed(0)} ms, ${r.acks} acks, ${r.failures} failures`,
+        `p50 ${r.p50Ms.toFixed(1)} ms, max ${r.maxMs.toFixed(0)} ms, ${r.acks} acks, ${r.failures} failures; receiver process ${r.cpuMsPerAck.toFixed(2)} ms CPU per ack`,
       ]);
     }
   };
