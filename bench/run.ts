@@ -203,7 +203,8 @@ function pushUnlimitedRow(r: ThroughputResult, database: string, calls: number):
   const complete = r.written === calls && !r.timedOut;
   rows.push([
     `calls synced per second, no limit (${database}, ${calls} calls)`,
-    r.steadyCallsPerSecond.toFixed(1),
+    // Too few calls for two status polls apart: no steady rate to give.
+    Number.isFinite(r.steadyCallsPerSecond) ? r.steadyCallsPerSecond.toFixed(1) : 'n/a',
     '-',
     complete ? 'ok' : `FAIL (${r.written}/${calls} synced)`,
     `steady rate, first write-back to last; ${r.seconds.toFixed(1)} s from start (${r.callsPerMinute.toFixed(0)}/min); Service and HubSpot limits lifted; ${r.requestsPerCall.toFixed(2)} Service and ${(r.crmRequests / Math.max(1, r.written)).toFixed(2)} HubSpot req per call (at HubSpot's 100 req / 10 s that alone allows ≈${(9 / Math.max(0.01, r.crmRequests / Math.max(1, r.written))).toFixed(0)}/s)`,

@@ -95,7 +95,7 @@ export async function benchBackfillThroughput(
           if (!first && written > 0) first = { at: Date.now(), written };
           return written + skipped + failed >= calls;
         },
-        { timeoutMs: options.timeoutMs, everyMs: 200 },
+        { timeoutMs: options.timeoutMs },
       );
       const seconds = ((doneAt ?? Date.now()) - run.startedAt) / 1000;
       const result = summarise(
