@@ -5,7 +5,7 @@
  */
 import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
 import { buildActivity, buildFollowups } from '../mapping/index.js';
-import { listFollowupDrafts, markFollowupsWritten } from '../store/followupRepo.js';
+import { listFollowupDraftsOf, markFollowupsWritten } from '../store/followupRepo.js';
 import {
   getSyncStatuses,
   mergeWarnings,
@@ -59,6 +59,10 @@ export async function writeToCrm(
 
   // 2. Follow-up drafts not yet written, linked to the activity.
   const followups: FollowupWrite[] = [];
+  const drafts = await listFollowupDraftsOf(
+    db,
+    live.map((w) => w.callId),
+  );
   for (const w of live) {
     const written = activityResults.get(w.callId);
     if (written && !written.ok) {
@@ -69,7 +73,7 @@ export async function writeToCrm(
       const status = statuses.get(w.callId);
       const activityId = written?.ok ? written.id : (status?.crmActivityId ?? undefined);
       const pending = new Set(
-        (await listFollowupDrafts(db, w.callId)).filter((d) => d.crmId === null).map((d) => d.draftId),
+        (drafts.get(w.callId) ?? []).filter((d) => d.crmId === null).map((d) => d.draftId),
       );
       for (const f of await buildFollowups(deps.mapping, input(w))) {
         if (pending.has(f.draftId)) followups.push({ ...f, activityId });
