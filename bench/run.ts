@@ -59,12 +59,14 @@ const SIZES = quick
       live: 4,
       spacingMs: 1_000,
       warmupMs: 5_000,
-      fastBackfill: 100,
+      // Enough that the backfill still runs when the last live call starts (it drains at ~20 calls/s).
+      fastBackfill: 300,
       fastLive: 4,
       webhookCalls: 5,
       sales: 4,
       team: 6,
-      none: 20,
+      // Enough for a steady rate over several /status polls.
+      none: 100,
       ledger: 40,
     }
   : // The warm-up is a full minute: only then is the plan's 60 s window full of backfill.
@@ -78,7 +80,8 @@ const SIZES = quick
       webhookCalls: 20,
       sales: 20,
       team: 40,
-      none: 200,
+      // Several seconds even at the 100 calls/s target, so that the steady rate is not one poll's.
+      none: 600,
       ledger: 200,
     };
 const ackSeconds = Number(args['ack-seconds'] ?? (quick ? 1 : 3));
