@@ -4,7 +4,8 @@
  *   1. context-push latency while a backfill saturates the `sales` budget (target p95 < 1.5 s),
  *      and while a backfill runs with no Service limit (embedded and PostgreSQL);
  *   2. Service requests per synced call, webhook path and backfill path;
- *   3. calls synced per minute at the `sales` and `team` limits and with no Service limit;
+ *   3. calls synced per minute at the `sales` and `team` limits, and per second with no Service or
+ *      HubSpot limit on both databases (docs/performance.md);
  *   4. webhook acks per second and p99 through the receiver and the database inbox, embedded and
  *      PostgreSQL (target p99 < 50 ms);
  *   5. the worker's peak memory (child process) while 10,000 calls wait;
