@@ -1,6 +1,6 @@
 /**
- * Database work done for a live call goes ahead of bulk work. The job runner's live lane runs
- * inside `runAsLive`; the embedded database (one connection, which PGlite serves in arrival order)
+ * Database work done for a live call goes ahead of bulk work. The job runner's live lane and the
+ * webhook inbox's commits run inside `runAsLive`; the embedded database (one connection, which PGlite serves in arrival order)
  * is reached through `prioritise`, which lets at most one top-level query or transaction in at a
  * time and picks live work first. On PostgreSQL the live lane has a small pool of its own
  * (src/store/database.ts) instead.

@@ -16,6 +16,7 @@ import type { JobSpec } from '../pipelines/jobs.js';
 import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
 import { inTransaction, type Db } from '../store/database.js';
+import { runAsLive } from '../store/livePriority.js';
 import { saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
 import { enqueueJobs } from '../store/jobQueue.js';
 import { upsertDiscoveredMany } from '../store/syncStatusRepo.js';
@@ -40,9 +41,12 @@ export function createDbInbox(deps: {
   /** Told after commit which job kinds were enqueued, so idle runners wake at once. */
   onEnqueued?: (kinds: Set<string>) => void;
 }): WebhookInbox {
-  const commits = createGroupCommit<Delivery, Stored>((batch) => storeBatch(deps.db, deps.crm, batch), {
-    maxBatch: MAX_BATCH,
-  });
+  // An ack is as pressing as a live call's work (the Service times deliveries out, and a
+  // call.started waits in it): on the embedded database it goes ahead of bulk work too.
+  const commits = createGroupCommit<Delivery, Stored>(
+    (batch) => runAsLive(() => storeBatch(deps.db, deps.crm, batch)),
+    { maxBatch: MAX_BATCH },
+  );
   return {
     async store(e: InboxRecord) {
       if (e.outcome === 'rejected' || !e.eventId || !e.type) {
