@@ -33,7 +33,10 @@ export function prioritise<C extends Serialised>(client: C): C {
   const next = () => {
     const go = waiting.live.shift() ?? waiting.bulk.shift();
     busy = go !== undefined;
-    go?.();
+    // The next query starts after a turn of the event loop: PGlite runs each one on this thread,
+    // and handed over at once a queue of them would run back to back in microtasks, reading no
+    // request (say, the webhook of a live call) until the queue is empty.
+    if (go) setImmediate(go);
   };
   const turn = (): Promise<void> =>
     new Promise((resolve) => {
