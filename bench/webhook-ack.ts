@@ -36,6 +36,11 @@ export interface WebhookAckResult {
   acks: number;
   /** Answers other than 202, and transport errors. */
   failures: number;
+  /**
+   * CPU time of this process (receiver, inbox, embedded database; not the load generator) per
+   * ack, warm-up included: steadier than the rate on a busy machine.
+   */
+  cpuMsPerAck: number;
 }
 
 const SECRET = 'whsec_bench_current';
@@ -91,6 +96,8 @@ interface LoadPlan {
 }
 
 interface LoadResult {
+  /** Deliveries answered, warm-up included. */
+  sent: number;
   latencies: Float64Array;
   failures: number;
   elapsedSeconds: number;
@@ -110,7 +117,9 @@ export async function benchWebhookAck(options: WebhookAckOptions): Promise<Webho
   const { port } = app.server.address() as AddressInfo;
   try {
     const plan: LoadPlan = { port, seconds: options.seconds, concurrency: options.concurrency };
+    const cpu = process.cpuUsage();
     const load = await runLoadInChild(plan);
+    const used = process.cpuUsage(cpu);
     const latencies = Array.from(load.latencies).sort((a, b) => a - b);
     return {
       acksPerSecond: latencies.length / load.elapsedSeconds,
@@ -119,6 +128,7 @@ export async function benchWebhookAck(options: WebhookAckOptions): Promise<Webho
       maxMs: latencies.at(-1) ?? Number.NaN,
       acks: latencies.length,
       failures: load.failures,
+      cpuMsPerAck: (used.user + used.system) / 1000 / Math.max(1, load.sent),
     };
   } finally {
     await app.close();
@@ -179,7 +189,7 @@ async function generateLoad(plan: LoadPlan): Promise<LoadResult> {
     const end = start + plan.seconds * 1000;
     await Promise.all(Array.from({ length: plan.concurrency }, () => worker(end, true)));
     const elapsedSeconds = (performance.now() - start) / 1000;
-    return { latencies: Float64Array.from(latencies), failures, elapsedSeconds };
+    return { sent: next, latencies: Float64Array.from(latencies), failures, elapsedSeconds };
   } finally {
     await pool.close();
   }

@@ -30,6 +30,11 @@ export interface ThroughputResult {
   failed: number;
   seconds: number;
   callsPerMinute: number;
+  /**
+   * Calls written per second from the first write-back seen to the last (start-up, migrations
+   * and the first poll left out): the worker's steady rate.
+   */
+  steadyCallsPerSecond: number;
   requests: number;
   requestsPerCall: number;
   byEndpoint: Record<string, number>;
@@ -57,6 +62,7 @@ function summarise(
     ...settled,
     seconds,
     callsPerMinute: (settled.written / seconds) * 60,
+    steadyCallsPerSecond: Number.NaN,
     requests: counters.requests,
     requestsPerCall: counters.requests / Math.max(1, settled.written),
     byEndpoint: counters.byEndpoint,
@@ -81,16 +87,18 @@ export async function benchBackfillThroughput(
       databaseUrl: options.databaseUrl,
     });
     try {
+      let first: { at: number; written: number } | undefined;
       const { status, doneAt } = await waitForStatus(
         run.worker,
         (s) => {
           const { written, skipped, failed } = settledCalls(s);
+          if (!first && written > 0) first = { at: Date.now(), written };
           return written + skipped + failed >= calls;
         },
         { timeoutMs: options.timeoutMs },
       );
       const seconds = ((doneAt ?? Date.now()) - run.startedAt) / 1000;
-      return summarise(
+      const result = summarise(
         plan,
         calls,
         settledCalls(status),
@@ -99,6 +107,10 @@ export async function benchBackfillThroughput(
         sb.hs,
         doneAt === null,
       );
+      if (first && doneAt !== null && doneAt > first.at) {
+        result.steadyCallsPerSecond = (result.written - first.written) / ((doneAt - first.at) / 1000);
+      }
+      return result;
     } finally {
       await run.stop();
     }

@@ -2,6 +2,7 @@ import type { AppConfig } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { Mapping } from '../mapping/types.js';
 import type { Clock } from '../util/clock.js';
+import type { GateOptions } from './hubspot/gate.js';
 import type { CrmAdapter } from './types.js';
 
 export interface CrmAdapterDeps {
@@ -12,6 +13,8 @@ export interface CrmAdapterDeps {
    * keys (and the key `doctor` checks). Writes that carry their own `idField` use that anyway.
    */
   mapping?: Pick<Mapping, 'writeback'> | undefined;
+  /** HubSpot's request limits before any response reports them (default HubSpot's documented ones). */
+  hubspotLimits?: GateOptions | undefined;
 }
 
 /**
@@ -29,6 +32,7 @@ export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps =
         config: config.hubspot,
         clock: deps.clock,
         logger: deps.logger,
+        ...(deps.hubspotLimits ? { limits: deps.hubspotLimits } : {}),
         ...(activityKey ? { callIdProperty: activityKey } : {}),
         ...(followupKey ? { followupIdProperty: followupKey } : {}),
       });

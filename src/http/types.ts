@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from '../log/logger.js';
 import type { AccessKeys } from './access.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { WebhookEvent } from '../service/events.js';
 import type { Clock } from '../util/clock.js';
 
 /** One authentic webhook delivery, as handed to the inbox before the receiver answers. */
@@ -16,6 +17,8 @@ export interface InboxRecord {
   rejectReason?: string;
   /** When the receiver got the delivery (epoch ms, from the injected clock). */
   receivedAt: number;
+  /** The validated event of an accepted delivery, so the inbox need not parse the body again. */
+  event?: WebhookEvent;
 }
 
 /**

@@ -53,6 +53,7 @@ export function classifyWebhookBody(raw: Buffer, receivedAt: number): WebhookInt
       rawBody,
       outcome: 'accepted',
       receivedAt,
+      event,
     },
   };
 }

@@ -8,7 +8,7 @@
 import type { WrittenCall } from '../crm/types.js';
 import { writtenQueryFor, type Mapping } from '../mapping/index.js';
 import { claimFollowupGeneration } from '../store/followupRepo.js';
-import { getSyncStatus, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
+import { getSyncStatuses, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import type { SyncState } from '../sync/states.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
@@ -37,10 +37,8 @@ export function needsLedgerCheck(status: SyncStatusRecord | null): boolean {
 /** One `findWritten` for the batch's calls the local database has no record of writing. */
 export async function readLedger(deps: LedgerDeps, callIds: string[]): Promise<Ledger> {
   const ledger: Ledger = new Map();
-  const unknown: string[] = [];
-  for (const callId of new Set(callIds)) {
-    if (needsLedgerCheck(await getSyncStatus(deps.db, callId, deps.crmName))) unknown.push(callId);
-  }
+  const statuses = await getSyncStatuses(deps.db, callIds, deps.crmName);
+  const unknown = [...new Set(callIds)].filter((callId) => needsLedgerCheck(statuses.get(callId) ?? null));
   if (unknown.length === 0) return ledger;
   try {
     const found = await deps.crm.findWritten(unknown, writtenQueryFor(deps.mapping));

@@ -5,8 +5,13 @@
  */
 import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
 import { buildActivity, buildFollowups } from '../mapping/index.js';
-import { listFollowupDrafts, markFollowupsWritten } from '../store/followupRepo.js';
-import { getSyncStatus, mergeWarnings, transitionSyncStatus } from '../store/syncStatusRepo.js';
+import { listFollowupDraftsOf, markFollowupsWritten } from '../store/followupRepo.js';
+import {
+  getSyncStatuses,
+  mergeWarnings,
+  transitionSyncStatus,
+  type SyncStatusRecord,
+} from '../store/syncStatusRepo.js';
 import { syncDealSignals } from './dealSignals.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
@@ -27,12 +32,20 @@ export async function writeToCrm(
     warnings: w.warnings,
   });
 
+  // The batch's rows, read once: the steps below change only their state (and write-back
+  // fields at the very end), never the ids and lists they read from them.
+  const statuses = await getSyncStatuses(
+    db,
+    writes.map((w) => w.callId),
+    crm,
+  );
+
   // 1. Activities: mark each call writing_back before its first CRM write, so a crash is visible.
   const activities: ActivityWrite[] = [];
   let live = writes;
   for (const w of writes.filter((x) => !x.followupsOnly)) {
     try {
-      const status = await getSyncStatus(db, w.callId, crm);
+      const status = statuses.get(w.callId);
       if (status) await moveTo(deps, status, 'writing_back', 'writing to the CRM');
       activities.push(await buildActivity(deps.mapping, input(w)));
     } catch (error) {
@@ -57,6 +70,10 @@ export async function writeToCrm(
 
   // 2. Follow-up drafts not yet written, linked to the activity.
   const followups: FollowupWrite[] = [];
+  const drafts = await listFollowupDraftsOf(
+    db,
+    live.map((w) => w.callId),
+  );
   for (const w of live) {
     const written = activityResults.get(w.callId);
     if (written && !written.ok) {
@@ -64,10 +81,10 @@ export async function writeToCrm(
       continue;
     }
     try {
-      const status = await getSyncStatus(db, w.callId, crm);
+      const status = statuses.get(w.callId);
       const activityId = written?.ok ? written.id : (status?.crmActivityId ?? undefined);
       const pending = new Set(
-        (await listFollowupDrafts(db, w.callId)).filter((d) => d.crmId === null).map((d) => d.draftId),
+        (drafts.get(w.callId) ?? []).filter((d) => d.crmId === null).map((d) => d.draftId),
       );
       for (const f of await buildFollowups(deps.mapping, input(w))) {
         if (pending.has(f.draftId)) followups.push({ ...f, activityId });
@@ -99,6 +116,7 @@ export async function writeToCrm(
       await finishCall(
         deps,
         w,
+        statuses.get(w.callId),
         activityResults.get(w.callId),
         done.map((d) => d.crmId),
       );
@@ -115,12 +133,12 @@ export async function writeToCrm(
 async function finishCall(
   deps: PipelineDeps,
   w: PreparedWrite,
+  status: SyncStatusRecord | undefined,
   written: WriteResult | undefined,
   followupIds: string[],
 ): Promise<void> {
   const { db, crmName: crm, clock } = deps;
   const now = new Date(clock.now());
-  const status = await getSyncStatus(db, w.callId, crm);
   const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followupIds])];
   if (w.followupsOnly) {
     await db.syncStatus.update({

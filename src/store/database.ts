@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { acquireEmbeddedLock } from './embeddedLock.js';
+import { prioritise } from './livePriority.js';
 import {
   embeddedMigrationAdapter,
   postgresMigrationAdapter,
@@ -32,6 +33,12 @@ export type DatabaseKind = 'postgres' | 'embedded';
 
 export interface Database {
   prisma: PrismaClient;
+  /**
+   * The client of the job runner's live lane, so that a live call's queries never wait behind
+   * bulk work: on PostgreSQL a small pool of its own; embedded, the same client (its one
+   * connection serves live work first, see src/store/livePriority.ts).
+   */
+  live: PrismaClient;
   kind: DatabaseKind;
   /** Where the data lives, for messages: the URL without its password, or the data directory. */
   location: string;
@@ -71,29 +78,44 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 /** How long a new PostgreSQL connection (or a free one from the pool) is waited for. */
 export const CONNECT_TIMEOUT_MS = 5_000;
 
+/** Connections of the live lane's own pool: context pushes run a few at a time. */
+const LIVE_POOL_SIZE = 3;
+
 function openPostgres(url: string, poolSize: number | undefined, logger: Logger): Database {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: poolSize ?? 10,
-    // A database that does not answer (a partition, not a refusal) fails a connect or a wait for a
-    // pooled connection after this, instead of holding every loop and webhook forever (pg's
-    // default is no limit). Well under the webhook receiver's own 8 s bound.
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    // Lets the OS notice a connection whose peer vanished, so the pool drops and replaces it.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-  });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost'));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const open = (max: number) => {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max,
+      // A database that does not answer (a partition, not a refusal) fails a connect or a wait for
+      // a pooled connection after this, instead of holding every loop and webhook forever (pg's
+      // default is no limit). Well under the webhook receiver's own 8 s bound.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // Lets the OS notice a connection whose peer vanished, so the pool drops and replaces it.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost'));
+    return { pool, prisma: new PrismaClient({ adapter: new PrismaPg(pool) }) };
+  };
+  const main = open(poolSize ?? 10);
+  // Created on first use: a process that runs no jobs (a CLI command) never connects it.
+  let live: ReturnType<typeof open> | undefined;
   return {
-    prisma,
+    prisma: main.prisma,
+    get live() {
+      live ??= open(LIVE_POOL_SIZE);
+      return live.prisma;
+    },
     kind: 'postgres',
     location: redactUrl(url),
     migrationAdapter: () => postgresMigrationAdapter(url),
     close: async () => {
-      await prisma.$disconnect();
-      await pool.end();
+      for (const c of [main, live]) {
+        if (!c) continue;
+        await c.prisma.$disconnect();
+        await c.pool.end();
+      }
     },
   };
 }
@@ -113,9 +135,10 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     const dir = path.join(dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
     const pglite = await PGlite.create({ dataDir: dir, startParams: EMBEDDED_START_PARAMS });
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(prioritise(pglite)) });
     return {
       prisma,
+      live: prisma,
       kind: 'embedded',
       location: dataDir,
       migrationAdapter: () => embeddedMigrationAdapter(pglite),

@@ -17,6 +17,8 @@ export interface DbSlotLedgerOptions {
   db: Db;
   /** One ledger per Service API key (default 'service'). */
   ledger?: string | undefined;
+  /** Live requests take their slot through this client (Database.live), not behind bulk work. */
+  liveDb?: Db | undefined;
 }
 
 /** Starts older than this cannot matter to any window, even with a generous margin. */
@@ -33,24 +35,27 @@ export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
     const day = utcDayKey(request.nowMs);
     const keepFrom = new Date(request.nowMs - KEEP_MS);
     const windowFrom = new Date(request.nowMs - MINUTE_MS - (request.marginMs ?? 0));
-    return inTransaction(db, async (tx) => {
+    return inTransaction(request.priority === 'live' ? (options.liveDb ?? db) : db, async (tx) => {
       // One lock per ledger, whatever the day: two processes either side of UTC midnight (or of
       // a small clock skew) would lock different day rows, yet read the same 60 s window.
       await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${ledger}))::text AS locked`;
-      // The no-op update returns the day's count.
-      const dayRows = await tx.$queryRaw<{ used: number }[]>`
-        INSERT INTO budget_ledger (ledger, day, used, updated_at) VALUES (${ledger}, ${day}::date, 0, ${now})
-        ON CONFLICT (ledger, day) DO UPDATE SET used = budget_ledger.used
-        RETURNING used`;
-      const pauses = await tx.$queryRaw<{ paused_until: Date; reason: string }[]>`
-        SELECT paused_until, reason FROM budget_pause WHERE ledger = ${ledger}`;
-      const starts = await tx.$queryRaw<{ started_at: Date }[]>`
-        SELECT started_at FROM budget_request WHERE ledger = ${ledger} AND started_at > ${windowFrom}
-        ORDER BY started_at`;
-      const pause = pauses[0];
+      // After the lock (a statement of its own, so this one's snapshot sees every earlier grant):
+      // the day's count (the no-op update creates the row), the pause and the recent starts.
+      const [state] = await tx.$queryRaw<
+        { used: number; paused_until: Date | null; reason: string | null; starts: number[] | null }[]
+      >`
+        WITH day AS (
+          INSERT INTO budget_ledger (ledger, day, used, updated_at) VALUES (${ledger}, ${day}::date, 0, ${now})
+          ON CONFLICT (ledger, day) DO UPDATE SET used = budget_ledger.used
+          RETURNING used)
+        SELECT (SELECT used FROM day) AS used, p.paused_until, p.reason,
+               ARRAY(SELECT (extract(epoch FROM started_at) * 1000)::float8 FROM budget_request
+                     WHERE ledger = ${ledger} AND started_at > ${windowFrom} ORDER BY started_at) AS starts
+        FROM (SELECT 1) AS one LEFT JOIN budget_pause p ON p.ledger = ${ledger}`;
+      const pause = state?.paused_until ? { paused_until: state.paused_until, reason: state.reason } : null;
       const decision = decideSlot({
-        starts: starts.map((s) => s.started_at.getTime()),
-        usedToday: dayRows[0]?.used ?? 0,
+        starts: (state?.starts ?? []).map(Number),
+        usedToday: state?.used ?? 0,
         nowMs: request.nowMs,
         priority: request.priority,
         limits: request.limits,

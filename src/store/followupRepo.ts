@@ -3,6 +3,7 @@
  * (POST /followups creates new drafts every time) and written to the CRM once per draft.
  */
 import type { CrmName } from '../crm/types.js';
+import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { mergeWarnings } from './syncStatusRepo.js';
 
@@ -56,11 +57,30 @@ export async function saveFollowupDrafts(
 }
 
 export async function listFollowupDrafts(db: Db, callId: string): Promise<FollowupDraftRecord[]> {
+  return (await listFollowupDraftsOf(db, [callId])).get(callId) ?? [];
+}
+
+/** listFollowupDrafts for many calls in one query (a write-back batch's), by call id. */
+export async function listFollowupDraftsOf(
+  db: Db,
+  callIds: readonly string[],
+): Promise<Map<string, FollowupDraftRecord[]>> {
+  const out = new Map<string, FollowupDraftRecord[]>();
+  if (callIds.length === 0) return out;
   const rows = await db.callFollowup.findMany({
-    where: { callId },
+    where: { callId: { in: [...new Set(callIds)] } },
     orderBy: [{ receivedAt: 'asc' }, { draftId: 'asc' }],
   });
-  return rows.map((r) => ({
+  for (const record of rows.map(toDraftRecord)) {
+    const list = out.get(record.callId) ?? [];
+    list.push(record);
+    out.set(record.callId, list);
+  }
+  return out;
+}
+
+function toDraftRecord(r: CallFollowupRow): FollowupDraftRecord {
+  return {
     callId: r.callId,
     draftId: r.draftId,
     subject: r.subject,
@@ -69,7 +89,7 @@ export async function listFollowupDrafts(db: Db, callId: string): Promise<Follow
     createdAt: r.draftCreatedAt,
     raw: (r.raw ?? {}) as Record<string, unknown>,
     crmId: r.crmId,
-  }));
+  };
 }
 
 /** Records which CRM record each draft was written to. */
@@ -79,12 +99,12 @@ export async function markFollowupsWritten(
   written: { draftId: string; crmId: string }[],
   now: Date,
 ): Promise<void> {
-  for (const w of written) {
-    await db.callFollowup.updateMany({
-      where: { callId, draftId: w.draftId },
-      data: { crmId: w.crmId, writtenAt: now },
-    });
-  }
+  if (written.length === 0) return;
+  await db.$executeRaw`
+    UPDATE call_followup c SET crm_id = w.crm_id, written_at = ${now}::timestamptz
+    FROM (VALUES ${Prisma.join(written.map((w) => Prisma.sql`(${w.draftId}, ${w.crmId})`))})
+      AS w (draft_id, crm_id)
+    WHERE c.call_id = ${callId} AND c.draft_id = w.draft_id`;
 }
 
 /**

@@ -94,21 +94,41 @@ export interface EnqueueInput {
  * arrives mid-run is never dropped.
  */
 export async function enqueueJob(db: Db, input: EnqueueInput): Promise<{ id: number; created: boolean }> {
-  const key = input.key ?? null;
-  const payload = JSON.stringify(input.payload ?? {});
-  const runAt = input.runAt ?? input.now;
-  const rows = await db.$queryRaw<{ id: bigint; created: boolean }[]>`
+  const [one] = await enqueueJobs(db, [input]);
+  return one!;
+}
+
+/**
+ * enqueueJob for many jobs (distinct keys) in one statement; results in the order of `inputs`.
+ * The group-committed webhook inbox queues a batch's jobs this way.
+ */
+export async function enqueueJobs(
+  db: Db,
+  inputs: readonly EnqueueInput[],
+): Promise<{ id: number; created: boolean }[]> {
+  if (inputs.length === 0) return [];
+  const keys = inputs.flatMap((i) => (i.key ? [i.key] : []));
+  if (new Set(keys).size !== keys.length) throw new Error('enqueueJobs: job keys must be distinct');
+  const values = inputs.map(
+    (input) => Prisma.sql`(${input.kind}, ${input.key ?? null}, ${JSON.stringify(input.payload ?? {})}::jsonb,
+      ${input.priority}, ${input.runAt ?? input.now}, ${input.maxAttempts ?? 8}, ${input.now}, ${input.now})`,
+  );
+  const rows = await db.$queryRaw<{ id: bigint; key: string | null; created: boolean }[]>`
     INSERT INTO job (kind, key, payload, priority, run_at, max_attempts, created_at, updated_at)
-    VALUES (${input.kind}, ${key}, ${payload}::jsonb, ${input.priority}, ${runAt},
-            ${input.maxAttempts ?? 8}, ${input.now}, ${input.now})
+    VALUES ${Prisma.join(values)}
     ON CONFLICT (key) WHERE (state = 'queued'::text) DO UPDATE SET
       priority = GREATEST(job.priority, EXCLUDED.priority),
       run_at = LEAST(job.run_at, EXCLUDED.run_at),
       updated_at = EXCLUDED.updated_at
-    RETURNING id, (xmax = 0) AS created`;
-  const row = rows[0];
-  if (row) return { id: Number(row.id), created: row.created };
-  throw new Error(`job key ${key}: could not enqueue (the key kept changing hands)`);
+    RETURNING id, key, (xmax = 0) AS created`;
+  // Keyed jobs are matched by key; unkeyed ones are always new, and come back in insert order.
+  const byKey = new Map(rows.filter((r) => r.key !== null).map((r) => [r.key, r]));
+  const unkeyed = rows.filter((r) => r.key === null);
+  return inputs.map((input) => {
+    const row = input.key ? byKey.get(input.key) : unkeyed.shift();
+    if (row) return { id: Number(row.id), created: row.created };
+    throw new Error(`job key ${input.key ?? null}: could not enqueue (the key kept changing hands)`);
+  });
 }
 
 export interface ClaimInput {
@@ -205,11 +225,22 @@ export async function completeJob(
   db: Db,
   input: { id: number; workerId: string; now: Date },
 ): Promise<boolean> {
-  const { count } = await db.job.updateMany({
-    where: { id: BigInt(input.id), state: 'running', lockedBy: input.workerId },
-    data: { state: 'done', lockedBy: null, lockedUntil: null, lastError: null, updatedAt: input.now },
-  });
-  return count === 1;
+  return (await completeJobs(db, { ids: [input.id], workerId: input.workerId, now: input.now })).length === 1;
+}
+
+/** completeJob for many jobs in one statement; returns the ids this worker still held. */
+export async function completeJobs(
+  db: Db,
+  input: { ids: readonly number[]; workerId: string; now: Date },
+): Promise<number[]> {
+  if (input.ids.length === 0) return [];
+  const rows = await db.$queryRaw<{ id: bigint }[]>`
+    UPDATE job SET state = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL,
+                   updated_at = ${input.now}
+    WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
+      AND state = 'running' AND locked_by = ${input.workerId}
+    RETURNING id`;
+  return rows.map((r) => Number(r.id));
 }
 
 export type FailOutcome = 'retrying' | 'failed' | 'lost';

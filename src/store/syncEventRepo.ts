@@ -38,6 +38,11 @@ export const isRematchEvent = (e: Pick<SyncEventRecord, 'fromState' | 'toState' 
 /** Longest detail kept; error messages from CRMs can be whole HTML pages. */
 const MAX_DETAIL = 2000;
 
+/** A history row's detail as stored (null when none, cut to MAX_DETAIL). */
+export function clipDetail(detail: string | undefined): string | null {
+  return detail === undefined ? null : detail.slice(0, MAX_DETAIL);
+}
+
 export async function addSyncEvent(
   db: Db,
   event: {
@@ -56,7 +61,7 @@ export async function addSyncEvent(
       at: event.at,
       fromState: event.from,
       toState: event.to,
-      detail: event.detail === undefined ? null : event.detail.slice(0, MAX_DETAIL),
+      detail: clipDetail(event.detail),
     },
   });
 }

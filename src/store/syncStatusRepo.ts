@@ -1,9 +1,9 @@
 import type { MatchDecision } from '../crm/match/types.js';
 import type { CrmName } from '../crm/types.js';
-import type { Prisma, SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
-import { assertTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
+import { Prisma, type SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
+import { assertTransition, canTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
 import { inTransaction, type Db } from './database.js';
-import { addSyncEvent } from './syncEventRepo.js';
+import { addSyncEvent, clipDetail } from './syncEventRepo.js';
 
 /** One call's sync with one CRM (table sync_status). */
 export interface SyncStatusRecord {
@@ -70,17 +70,6 @@ export function mergeWarnings(existing: readonly string[], added: readonly strin
   return out.slice(-MAX_WARNINGS);
 }
 
-/** TransitionFields as Prisma takes them (the decision is a JSON column). */
-function rowFields(set: TransitionFields | undefined) {
-  if (!set) return {};
-  const { matchDecision, ...rest } = set;
-  if (matchDecision === undefined) return rest;
-  return {
-    ...rest,
-    matchDecision: (matchDecision ?? undefined) as Prisma.InputJsonValue | undefined,
-  };
-}
-
 export class SyncStatusNotFoundError extends Error {
   readonly code = 'SYNC_STATUS_NOT_FOUND';
   constructor(
@@ -130,6 +119,17 @@ export async function getSyncStatus(db: Db, callId: string, crm: CrmName): Promi
   return row ? toSyncStatus(row) : null;
 }
 
+/** The rows of many calls in one query, by call id (calls without one are absent). */
+export async function getSyncStatuses(
+  db: Db,
+  callIds: readonly string[],
+  crm: CrmName,
+): Promise<Map<string, SyncStatusRecord>> {
+  if (callIds.length === 0) return new Map();
+  const rows = await db.syncStatus.findMany({ where: { crm, callId: { in: [...new Set(callIds)] } } });
+  return new Map(rows.map((row) => [row.callId, toSyncStatus(row)]));
+}
+
 /**
  * Records a call as discovered, or refreshes the call facts of a known one (its state is kept).
  * `created` says whether this call was new for this CRM.
@@ -138,45 +138,120 @@ export async function upsertDiscovered(
   db: Db,
   input: { callId: string; crm: CrmName; call?: CallFacts; now: Date },
 ): Promise<{ record: SyncStatusRecord; created: boolean }> {
-  const facts = callFactColumns(input.call ?? {});
-  return inTransaction(db, async (tx) => {
-    const key = { callId_crm: { callId: input.callId, crm: input.crm } };
-    const existing = await tx.syncStatus.findUnique({ where: key });
-    if (existing) {
-      const row =
-        Object.keys(facts).length === 0
-          ? existing
-          : await tx.syncStatus.update({ where: key, data: { ...facts, updatedAt: input.now } });
-      return { record: toSyncStatus(row), created: false };
-    }
-    // Concurrent discoverers: the first insert wins, the other finds its row.
-    const inserted = await tx.syncStatus.createManyAndReturn({
-      data: [
-        {
-          callId: input.callId,
-          crm: input.crm,
-          state: 'discovered',
-          ...facts,
-          createdAt: input.now,
-          updatedAt: input.now,
-        },
-      ],
-      skipDuplicates: true,
-    });
-    const row = inserted[0];
-    if (!row) {
-      const winner = await tx.syncStatus.findUniqueOrThrow({ where: key });
-      return { record: toSyncStatus(winner), created: false };
-    }
-    await addSyncEvent(tx, {
-      callId: input.callId,
-      crm: input.crm,
-      at: input.now,
-      from: null,
-      to: 'discovered',
-    });
-    return { record: toSyncStatus(row), created: true };
+  const [one] = await upsertDiscoveredMany(db, input.crm, [input]);
+  return one!;
+}
+
+/**
+ * upsertDiscovered for many calls (distinct ids) in one statement, which also records each new
+ * call's first sync_event: no transaction or read-before-write of its own, so it is one round trip
+ * on the hot paths (every job, every webhook). Results in the order of `calls`.
+ */
+export async function upsertDiscoveredMany(
+  db: Db,
+  crm: CrmName,
+  calls: readonly { callId: string; call?: CallFacts | undefined; now: Date }[],
+): Promise<{ record: SyncStatusRecord; created: boolean }[]> {
+  if (calls.length === 0) return [];
+  const ids = new Set(calls.map((c) => c.callId));
+  if (ids.size !== calls.length) throw new Error('upsertDiscoveredMany: call ids must be distinct');
+  const values = calls.map(({ callId, call, now }) => {
+    // Known facts only: a fact left out is null here and keeps the stored value below.
+    const f = callFactColumns(call ?? {});
+    return Prisma.sql`(${callId}, ${crm}, 'discovered', ${f.callCreatedAt ?? null}::timestamptz,
+      ${f.participantEmail ?? null}, ${f.participantCompany ?? null}, ${f.overallScore ?? null}::int,
+      ${f.callStatus ?? null}, ${now}::timestamptz, ${now}::timestamptz)`;
   });
+  const rows = await db.$queryRaw<(SyncStatusRaw & { created: boolean })[]>`
+    WITH input (call_id, crm, state, call_created_at, participant_email, participant_company,
+                overall_score, call_status, created_at, updated_at) AS (
+      VALUES ${Prisma.join(values)}
+    ), up AS (
+      INSERT INTO sync_status AS s (call_id, crm, state, call_created_at, participant_email,
+        participant_company, overall_score, call_status, created_at, updated_at)
+      SELECT call_id, crm, state, call_created_at, participant_email, participant_company,
+             overall_score, call_status, created_at, updated_at FROM input
+      ON CONFLICT (call_id, crm) DO UPDATE SET
+        call_created_at = COALESCE(EXCLUDED.call_created_at, s.call_created_at),
+        participant_email = COALESCE(EXCLUDED.participant_email, s.participant_email),
+        participant_company = COALESCE(EXCLUDED.participant_company, s.participant_company),
+        overall_score = COALESCE(EXCLUDED.overall_score, s.overall_score),
+        call_status = COALESCE(EXCLUDED.call_status, s.call_status),
+        -- Touched only when some fact came with it, as an update of nothing would not.
+        updated_at = CASE WHEN num_nonnulls(EXCLUDED.call_created_at, EXCLUDED.participant_email,
+                            EXCLUDED.participant_company, EXCLUDED.overall_score, EXCLUDED.call_status) > 0
+                          THEN EXCLUDED.updated_at ELSE s.updated_at END
+      RETURNING s.*, (xmax = 0) AS created
+    ), events AS (
+      INSERT INTO sync_event (call_id, crm, at, from_state, to_state)
+      SELECT call_id, crm, created_at, NULL, 'discovered' FROM up WHERE created
+    )
+    SELECT * FROM up`;
+  const byId = new Map(rows.map((r) => [r.call_id, r]));
+  return calls.map(({ callId }) => {
+    const row = byId.get(callId);
+    if (!row) throw new Error(`sync_status ${callId}: upsert returned no row`);
+    return { record: toSyncStatus(fromRaw(row)), created: row.created };
+  });
+}
+
+/** A sync_status row as raw SQL returns it. */
+interface SyncStatusRaw {
+  call_id: string;
+  crm: string;
+  state: string;
+  attempts: number;
+  last_error_code: string | null;
+  last_error_message: string | null;
+  next_attempt_at: Date | null;
+  context_pushed_at: Date | null;
+  written_back_at: Date | null;
+  crm_contact_id: string | null;
+  crm_company_id: string | null;
+  crm_deal_id: string | null;
+  crm_activity_id: string | null;
+  crm_followup_ids: string[] | null;
+  followups_requested_at: Date | null;
+  call_created_at: Date | null;
+  participant_email: string | null;
+  participant_company: string | null;
+  overall_score: number | null;
+  call_status: string | null;
+  match_decision: unknown;
+  warnings: string[] | null;
+  followups_settled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRaw(r: SyncStatusRaw): SyncStatusRow {
+  return {
+    callId: r.call_id,
+    crm: r.crm,
+    state: r.state,
+    attempts: r.attempts,
+    lastErrorCode: r.last_error_code,
+    lastErrorMessage: r.last_error_message,
+    nextAttemptAt: r.next_attempt_at,
+    contextPushedAt: r.context_pushed_at,
+    writtenBackAt: r.written_back_at,
+    crmContactId: r.crm_contact_id,
+    crmCompanyId: r.crm_company_id,
+    crmDealId: r.crm_deal_id,
+    crmActivityId: r.crm_activity_id,
+    crmFollowupIds: r.crm_followup_ids ?? [],
+    followupsRequestedAt: r.followups_requested_at,
+    callCreatedAt: r.call_created_at,
+    participantEmail: r.participant_email,
+    participantCompany: r.participant_company,
+    overallScore: r.overall_score,
+    callStatus: r.call_status,
+    matchDecision: (r.match_decision ?? null) as SyncStatusRow['matchDecision'],
+    warnings: r.warnings ?? [],
+    followupsSettledAt: r.followups_settled_at ?? null,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }
 
 function callFactColumns(call: CallFacts) {
@@ -212,34 +287,61 @@ export async function transitionSyncStatus(
     set?: TransitionFields | undefined;
   },
 ): Promise<SyncStatusRecord> {
-  return inTransaction(db, async (tx) => {
-    const from = await lockState(tx, input.callId, input.crm);
-    if (input.expectedFrom !== undefined && from !== input.expectedFrom) {
-      throw new StaleSyncStateError(input.callId, input.expectedFrom, from);
+  const { callId, crm, to, now } = input;
+  // The states it may move from, so that the check, the update and the history row are one
+  // statement (one round trip, no transaction of its own) on every job's path.
+  const from = SYNC_STATES.filter(
+    (s) => canTransition(s, to) && (input.expectedFrom === undefined || s === input.expectedFrom),
+  );
+  const set = transitionSet(input.set);
+  const rows = await db.$queryRaw<(Partial<SyncStatusRaw> & { from_state: string | null })[]>`
+    WITH cur AS (
+      SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE
+    ), moved AS (
+      UPDATE sync_status s SET next_attempt_at = NULL, ${set} state = ${to}, attempts = 0,
+        last_error_code = NULL, last_error_message = NULL, updated_at = ${now}::timestamptz
+      FROM cur
+      WHERE s.call_id = ${callId} AND s.crm = ${crm}
+        AND cur.state IN (${from.length > 0 ? Prisma.join(from) : Prisma.sql`NULL`})
+      RETURNING s.*, cur.state AS old_state
+    ), history AS (
+      INSERT INTO sync_event (call_id, crm, at, from_state, to_state, detail)
+      SELECT call_id, crm, ${now}::timestamptz, old_state, ${to}, ${clipDetail(input.detail)} FROM moved
+    )
+    SELECT (SELECT state FROM cur) AS from_state, moved.* FROM (SELECT 1) AS one LEFT JOIN moved ON true`;
+  const row = rows[0];
+  if (!row || row.from_state === null) throw new SyncStatusNotFoundError(callId, crm);
+  if (row.call_id === undefined || row.call_id === null) {
+    if (input.expectedFrom !== undefined && row.from_state !== input.expectedFrom) {
+      throw new StaleSyncStateError(callId, input.expectedFrom, row.from_state);
     }
-    assertTransition(input.callId, from, input.to);
-    const row = await tx.syncStatus.update({
-      where: { callId_crm: { callId: input.callId, crm: input.crm } },
-      data: {
-        nextAttemptAt: null,
-        ...rowFields(input.set),
-        state: input.to,
-        attempts: 0,
-        lastErrorCode: null,
-        lastErrorMessage: null,
-        updatedAt: input.now,
-      },
-    });
-    await addSyncEvent(tx, {
-      callId: input.callId,
-      crm: input.crm,
-      at: input.now,
-      from,
-      to: input.to,
-      detail: input.detail,
-    });
-    return toSyncStatus(row);
-  });
+    assertTransition(callId, row.from_state, to);
+    throw new Error(`call ${callId}: sync state ${row.from_state} did not move to ${to}`);
+  }
+  return toSyncStatus(fromRaw(row as SyncStatusRaw));
+}
+
+/** TransitionFields as SQL assignments, each followed by a comma. */
+function transitionSet(set: TransitionFields | undefined): Prisma.Sql {
+  if (!set) return Prisma.empty;
+  const parts: Prisma.Sql[] = [];
+  const column = (name: string, value: Prisma.Sql) => parts.push(Prisma.sql`${Prisma.raw(name)} = ${value},`);
+  const time = (v: Date | null) => Prisma.sql`${v}::timestamptz`;
+  const text = (v: string | null) => Prisma.sql`${v}::text`;
+  const list = (v: string[]) =>
+    v.length === 0 ? Prisma.sql`'{}'::text[]` : Prisma.sql`ARRAY[${Prisma.join(v)}]::text[]`;
+  if (set.nextAttemptAt !== undefined) column('next_attempt_at', time(set.nextAttemptAt));
+  if (set.contextPushedAt !== undefined) column('context_pushed_at', time(set.contextPushedAt));
+  if (set.writtenBackAt !== undefined) column('written_back_at', time(set.writtenBackAt));
+  if (set.crmContactId !== undefined) column('crm_contact_id', text(set.crmContactId));
+  if (set.crmCompanyId !== undefined) column('crm_company_id', text(set.crmCompanyId));
+  if (set.crmDealId !== undefined) column('crm_deal_id', text(set.crmDealId));
+  if (set.crmActivityId !== undefined) column('crm_activity_id', text(set.crmActivityId));
+  if (set.crmFollowupIds !== undefined) column('crm_followup_ids', list(set.crmFollowupIds));
+  if (set.warnings !== undefined) column('warnings', list(set.warnings));
+  // A null decision leaves the recorded one (as Prisma's undefined did).
+  if (set.matchDecision) column('match_decision', Prisma.sql`${JSON.stringify(set.matchDecision)}::jsonb`);
+  return parts.length > 0 ? Prisma.join(parts, ' ') : Prisma.empty;
 }
 
 /** The row's state was not the one the caller expected (another worker moved it first). */

@@ -1,4 +1,4 @@
-import type { WebhookInbox as WebhookInboxRow } from '../generated/prisma/client.js';
+import { Prisma, type WebhookInbox as WebhookInboxRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 
 /**
@@ -116,6 +116,39 @@ export async function insertWebhookOnce(
   const original = await findStoredEvent(db, delivery.eventId);
   if (!original) throw new Error(`webhook_inbox: event ${delivery.eventId} conflicted but was not found`);
   return { duplicate: true, record: original };
+}
+
+/**
+ * Stores many verified deliveries in two statements (the group-committed inbox's path): each one
+ * once by event id, as insertWebhookOnce does. Returns, in order, whether each was a duplicate: of
+ * a stored event, or of an earlier delivery in `deliveries` (the first one is stored).
+ */
+export async function insertWebhooksOnce(db: Db, deliveries: InboxDelivery[]): Promise<boolean[]> {
+  if (deliveries.length === 0) return [];
+  const values = deliveries.map(
+    (d) => Prisma.sql`(${d.eventId}, ${d.type}, ${d.callId}, ${d.rawBody}, true, ${d.receivedAt},
+                       ${d.processedAt ?? null}, ${d.processedAt ? 'processed' : 'accepted'})`,
+  );
+  // Rows go in in order, so a repeated id conflicts with its first copy and is left out.
+  const inserted = await db.$queryRaw<{ event_id: string }[]>`
+    INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, processed_at, outcome)
+    VALUES ${Prisma.join(values)}
+    ON CONFLICT (event_id) WHERE outcome IN ('accepted', 'processed', 'failed') DO NOTHING
+    RETURNING event_id`;
+  const stored = new Set(inserted.map((r) => r.event_id));
+  const duplicate = deliveries.map((d) => !stored.delete(d.eventId));
+  const duplicates = deliveries.filter((_, i) => duplicate[i]);
+  if (duplicates.length > 0) {
+    await db.$executeRaw`
+      INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, outcome)
+      VALUES ${Prisma.join(
+        duplicates.map(
+          (d) =>
+            Prisma.sql`(${d.eventId}, ${d.type}, ${d.callId}, ${d.rawBody}, true, ${d.receivedAt}, 'duplicate')`,
+        ),
+      )}`;
+  }
+  return duplicate;
 }
 
 /** Records a delivery that was refused (bad signature, unparsable body, too large). */

@@ -8,6 +8,7 @@ import { createRequestBudget, LiveReserve } from '../budget/index.js';
 import type { AppConfig } from '../config/config.js';
 import { credentialAdvice } from '../crm/credentials.js';
 import { createCrmAdapter } from '../crm/factory.js';
+import type { GateOptions } from '../crm/hubspot/gate.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
 import { composeReadiness } from '../http/readiness.js';
@@ -57,7 +58,12 @@ export interface WorkerHandle {
 
 export async function startWorker(
   config: AppConfig,
-  options: { logger: Logger; clock?: Clock },
+  options: {
+    logger: Logger;
+    clock?: Clock;
+    /** The benchmarks' sandbox with HubSpot's limits lifted says so here (searches report none). */
+    hubspotLimits?: GateOptions;
+  },
 ): Promise<WorkerHandle> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger;
@@ -88,7 +94,7 @@ export async function startWorker(
         new Date(clock.now()),
       );
     }
-    const ledger = createDbSlotLedger({ db });
+    const ledger = createDbSlotLedger({ db, liveDb: database.live });
     // Learns when live calls start (docs/performance.md, "Bursts of live calls"); a restart
     // relearns the last week from the calls that got a live context.
     const liveReserve = new LiveReserve();
@@ -117,7 +123,12 @@ export async function startWorker(
       },
     });
     cleanup.unshift(() => service.close());
-    const crm = await createCrmAdapter(config, { clock, logger, mapping });
+    const crm = await createCrmAdapter(config, {
+      clock,
+      logger,
+      mapping,
+      hubspotLimits: options.hubspotLimits,
+    });
     const pipeline = {
       db,
       crmName: config.crm,
@@ -139,7 +150,13 @@ export async function startWorker(
       onReleased: () => runner.wake(),
     });
     const runner = createJobRunner(
-      { pipeline, outcome: { db, crm: config.crm, workerId, logger, metrics, credentials }, clock, logger },
+      {
+        pipeline,
+        outcome: { db, crm: config.crm, workerId, logger, metrics, credentials },
+        clock,
+        logger,
+        liveDb: database.live,
+      },
       DEFAULT_RUNNER_OPTIONS,
     );
     const housekeeping = createHousekeeping({

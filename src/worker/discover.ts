@@ -11,8 +11,8 @@ import { jobsForDiscoveredCall } from '../pipelines/route.js';
 import type { Call, ListCallsParams, ServiceClient } from '../service/types.js';
 import { getCursor, saveCursor } from '../store/cursorRepo.js';
 import { inTransaction, type Db } from '../store/database.js';
-import { enqueueJob } from '../store/jobQueue.js';
-import { upsertDiscovered } from '../store/syncStatusRepo.js';
+import { enqueueJobs } from '../store/jobQueue.js';
+import { upsertDiscoveredMany } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
 import { refreshQueuedCall } from './queuedCall.js';
 
@@ -68,8 +68,7 @@ export async function discoverCalls(deps: DiscoverDeps, options: DiscoverOptions
       const calls = page.calls.slice(i, i + CALLS_PER_TRANSACTION);
       const lastChunk = i + CALLS_PER_TRANSACTION >= page.calls.length;
       enqueued += await inTransaction(deps.db, async (tx) => {
-        let count = 0;
-        for (const call of calls) count += await queueCallWork(tx, deps, call, options.reason, now);
+        const count = await queueCallsWork(tx, deps, calls, options.reason, now);
         if (!lastChunk) return count;
         const last = page.calls.at(-1);
         // Keep the old cursor when a page came back empty without one (nothing new yet).
@@ -94,34 +93,47 @@ export async function discoverCalls(deps: DiscoverDeps, options: DiscoverOptions
   return result;
 }
 
-/** Records one listed call and queues the work it needs; returns the jobs created. */
-async function queueCallWork(
+/**
+ * Records listed calls and queues the work they need, in one statement for the calls and one for
+ * the jobs; returns the jobs created.
+ */
+async function queueCallsWork(
   tx: Db,
   deps: DiscoverDeps,
-  call: Call,
+  listed: Call[],
   reason: DiscoverOptions['reason'],
   now: Date,
 ): Promise<number> {
-  const { record } = await upsertDiscovered(tx, {
-    callId: call.id,
-    crm: deps.crm,
-    call: callFactsOf(call),
-    now,
+  // One row per call, should a page ever list one twice (its later copy wins).
+  const calls = [...new Map(listed.map((c) => [c.id, c])).values()];
+  const records = await upsertDiscoveredMany(
+    tx,
+    deps.crm,
+    calls.map((call) => ({ callId: call.id, call: callFactsOf(call), now })),
+  );
+  const specs = calls.flatMap((call, i) => {
+    const { record } = records[i]!;
+    if (!['discovered', 'context_pushed', 'awaiting_analysis', 'writing_back'].includes(record.state))
+      return [];
+    return jobsForDiscoveredCall(call, reason).filter(
+      (job) => !(job.kind === 'context' && (record.contextPushedAt || record.state !== 'discovered')),
+    );
   });
-  if (!['discovered', 'context_pushed', 'awaiting_analysis', 'writing_back'].includes(record.state)) return 0;
-  let count = 0;
-  for (const job of jobsForDiscoveredCall(call, reason)) {
-    if (job.kind === 'context' && (record.contextPushedAt || record.state !== 'discovered')) continue;
-    const { id, created } = await enqueueJob(tx, {
+  const queued = await enqueueJobs(
+    tx,
+    specs.map((job) => ({
       kind: job.kind,
       key: job.key,
       payload: job.payload,
       priority: job.priority,
       runAt: new Date(now.getTime() + (job.delayMs ?? 0)),
       now,
-    });
+    })),
+  );
+  let count = 0;
+  for (const [i, { id, created }] of queued.entries()) {
     if (created) count++;
-    else await refreshQueuedCall(tx, id, job);
+    else await refreshQueuedCall(tx, id, specs[i]!);
   }
   return count;
 }

@@ -1,21 +1,39 @@
 /**
- * The database-backed webhook inbox. One short transaction stores the delivery once (by event
- * id), records the call as discovered and enqueues the work the event causes; the receiver
- * answers 2xx only after it commits. The work itself runs later in the job runner.
+ * The database-backed webhook inbox. A transaction stores each delivery once (by event id),
+ * records the call as discovered and enqueues the work the event causes; the receiver answers 2xx
+ * only after it commits. The work itself runs later in the job runner.
+ *
+ * Deliveries that arrive together are group-committed: one transaction, and one statement per
+ * table, for all deliveries that came in while the previous batch was being written (a lone
+ * delivery goes at once). Each is still durable before its 2xx; a batch that fails is written
+ * again one delivery at a time, so one bad delivery never fails the others.
  */
 import type { CrmName } from '../crm/types.js';
 import type { WebhookInbox, InboxRecord } from '../http/types.js';
 import { callFactsOf } from '../pipelines/callFacts.js';
 import { jobsForEvent } from '../pipelines/route.js';
 import type { JobSpec } from '../pipelines/jobs.js';
-import { parseWebhookEvent } from '../service/events.js';
+import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
 import { inTransaction, type Db } from '../store/database.js';
+import { runAsLive } from '../store/livePriority.js';
 import { saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
-import { enqueueJob } from '../store/jobQueue.js';
-import { upsertDiscovered } from '../store/syncStatusRepo.js';
-import { insertWebhookOnce, recordRejectedWebhook } from '../store/webhookInboxRepo.js';
+import { enqueueJobs } from '../store/jobQueue.js';
+import { upsertDiscoveredMany } from '../store/syncStatusRepo.js';
+import { insertWebhooksOnce, recordRejectedWebhook } from '../store/webhookInboxRepo.js';
+import { createGroupCommit } from '../util/groupCommit.js';
 import { refreshQueuedCall } from './queuedCall.js';
+
+/** Most deliveries per transaction: bounds a statement's parameters and a batch's latency. */
+const MAX_BATCH = 64;
+
+interface Delivery {
+  record: InboxRecord;
+  event: WebhookEvent;
+  jobs: JobSpec[];
+}
+
+type Stored = { duplicate: boolean } | { error: unknown };
 
 export function createDbInbox(deps: {
   db: Db;
@@ -23,62 +41,123 @@ export function createDbInbox(deps: {
   /** Told after commit which job kinds were enqueued, so idle runners wake at once. */
   onEnqueued?: (kinds: Set<string>) => void;
 }): WebhookInbox {
+  // An ack is as pressing as a live call's work (the Service times deliveries out, and a
+  // call.started waits in it): on the embedded database it goes ahead of bulk work too.
+  const commits = createGroupCommit<Delivery, Stored>(
+    (batch) => runAsLive(() => storeBatch(deps.db, deps.crm, batch)),
+    { maxBatch: MAX_BATCH },
+  );
   return {
     async store(e: InboxRecord) {
-      const receivedAt = new Date(e.receivedAt);
       if (e.outcome === 'rejected' || !e.eventId || !e.type) {
         await recordRejectedWebhook(deps.db, {
           rawBody: e.rawBody,
           reason: e.rejectReason ?? 'not an event',
           signatureOk: true,
-          receivedAt,
+          receivedAt: new Date(e.receivedAt),
           eventId: e.eventId,
           type: e.type,
           callId: e.callId,
         });
         return { duplicate: false };
       }
-      // The receiver already validated the body; parsing again here keeps this module honest.
-      const event = parseWebhookEvent(JSON.parse(e.rawBody));
-      const jobs: JobSpec[] = jobsForEvent(event, e.receivedAt);
-      const duplicate = await inTransaction(deps.db, async (tx) => {
-        const stored = await insertWebhookOnce(tx, {
-          eventId: event.id,
-          type: event.type,
-          callId: event.data.call_id,
-          rawBody: e.rawBody,
-          receivedAt,
-          // Routing (below, same transaction) is the inbox's whole job: stored as processed.
-          processedAt: receivedAt,
-        });
-        if (stored.duplicate) return true;
-        const call = (event.data.call ?? null) as Call | null;
-        await upsertDiscovered(tx, {
-          callId: event.data.call_id,
-          crm: deps.crm,
-          ...(call ? { call: callFactsOf(call) } : {}),
-          now: receivedAt,
-        });
-        // The draft is kept now, not only in the job's payload: while a write-back job of this
-        // call runs (or a dead worker's lease holds it) no second job is queued to carry it.
-        if (event.data.followup) {
-          await saveFollowupDrafts(tx, event.data.call_id, [event.data.followup as DraftInput], receivedAt);
-        }
-        for (const job of jobs) {
-          const { id, created } = await enqueueJob(tx, {
-            kind: job.kind,
-            key: job.key,
-            payload: job.payload,
-            priority: job.priority,
-            runAt: new Date(e.receivedAt + (job.delayMs ?? 0)),
-            now: receivedAt,
-          });
-          if (!created) await refreshQueuedCall(tx, id, job);
-        }
-        return false;
-      });
-      if (!duplicate && jobs.length > 0) deps.onEnqueued?.(new Set(jobs.map((j) => j.kind)));
-      return { duplicate };
+      // The receiver hands over the event it validated; a record from elsewhere is parsed here.
+      const event = e.event ?? parseWebhookEvent(JSON.parse(e.rawBody));
+      const jobs = jobsForEvent(event, e.receivedAt);
+      const stored = await commits.submit({ record: e, event, jobs });
+      if ('error' in stored) throw stored.error;
+      if (!stored.duplicate && jobs.length > 0) deps.onEnqueued?.(new Set(jobs.map((j) => j.kind)));
+      return stored;
     },
   };
+}
+
+async function storeBatch(db: Db, crm: CrmName, batch: Delivery[]): Promise<Stored[]> {
+  try {
+    return await inTransaction(db, (tx) => storeInOrder(tx, crm, batch));
+  } catch (error) {
+    if (batch.length === 1) return [{ error }];
+  }
+  const out: Stored[] = [];
+  for (const delivery of batch) out.push(...(await storeBatch(db, crm, [delivery])));
+  return out;
+}
+
+/**
+ * Deliveries of the same call go in rounds (its first delivery in the first round, and so on), so
+ * each round touches a call once and the calls' events still apply in the order they came.
+ */
+async function storeInOrder(tx: Db, crm: CrmName, batch: Delivery[]): Promise<Stored[]> {
+  const rounds: number[][] = [];
+  const seen = new Map<string, number>();
+  batch.forEach((d, i) => {
+    const n = seen.get(d.event.data.call_id) ?? 0;
+    seen.set(d.event.data.call_id, n + 1);
+    (rounds[n] ??= []).push(i);
+  });
+  const out: Stored[] = new Array<Stored>(batch.length);
+  for (const round of rounds) {
+    const duplicates = await storeRound(
+      tx,
+      crm,
+      round.map((i) => batch[i]!),
+    );
+    round.forEach((i, k) => (out[i] = { duplicate: duplicates[k]! }));
+  }
+  return out;
+}
+
+/** Deliveries of distinct calls: stored, their calls recorded and their jobs queued together. */
+async function storeRound(tx: Db, crm: CrmName, round: Delivery[]): Promise<boolean[]> {
+  const duplicates = await insertWebhooksOnce(
+    tx,
+    round.map(({ record, event }) => ({
+      eventId: event.id,
+      type: event.type,
+      callId: event.data.call_id,
+      rawBody: record.rawBody,
+      receivedAt: new Date(record.receivedAt),
+      // Routing (below, same transaction) is the inbox's whole job: stored as processed.
+      processedAt: new Date(record.receivedAt),
+    })),
+  );
+  const fresh = round.filter((_, i) => !duplicates[i]);
+  await upsertDiscoveredMany(
+    tx,
+    crm,
+    fresh.map(({ record, event }) => {
+      const call = (event.data.call ?? null) as Call | null;
+      return {
+        callId: event.data.call_id,
+        ...(call ? { call: callFactsOf(call) } : {}),
+        now: new Date(record.receivedAt),
+      };
+    }),
+  );
+  for (const { record, event } of fresh) {
+    // The draft is kept now, not only in the job's payload: while a write-back job of this call
+    // runs (or a dead worker's lease holds it) no second job is queued to carry it.
+    if (event.data.followup) {
+      const draft = event.data.followup as DraftInput;
+      await saveFollowupDrafts(tx, event.data.call_id, [draft], new Date(record.receivedAt));
+    }
+  }
+  const specs = fresh.flatMap(({ record, jobs }) =>
+    jobs.map((job) => ({ job, receivedAt: record.receivedAt })),
+  );
+  const queued = await enqueueJobs(
+    tx,
+    specs.map(({ job, receivedAt }) => ({
+      kind: job.kind,
+      key: job.key,
+      payload: job.payload,
+      priority: job.priority,
+      runAt: new Date(receivedAt + (job.delayMs ?? 0)),
+      now: new Date(receivedAt),
+    })),
+  );
+  for (const [i, { id, created }] of queued.entries()) {
+    if (!created) await refreshQueuedCall(tx, id, specs[i]!.job);
+  }
+  return duplicates;
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { outcomeOf } from '../pipelines/outcome.js';
 import type { Db } from '../store/database.js';
-import { completeJob, failJob, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
+import { completeJobs, failJob, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
 import { getSyncStatus, recordSyncError, transitionSyncStatus } from '../store/syncStatusRepo.js';
 import { canTransition } from '../sync/states.js';
 import type { CrmCredentialMonitor } from './crmCredentials.js';
@@ -43,9 +43,7 @@ export async function applyTryResult(
   const { db, workerId } = deps;
   const log = deps.logger.child({ jobId: job.id, callId, kind: job.kind });
   if (result.kind === 'done') {
-    await completeJob(db, { id: job.id, workerId, now });
-    deps.metrics.jobs.inc({ kind: job.kind, outcome: 'done' });
-    log.debug({ detail: result.detail }, 'job done');
+    await applyDone(deps, [{ job, detail: result.detail }], nowMs);
     return;
   }
   if (result.kind === 'later') {
@@ -93,6 +91,20 @@ export async function applyTryResult(
   log.error({ code: outcome.code, attempts: job.attempts }, `job failed: ${outcome.message}`);
   if (job.kind === 'writeback') await markFailed(deps, callId, outcome.code, outcome.message, now);
   else await noteError(deps, callId, outcome.code, outcome.message, null, now);
+}
+
+/** Done tries, all closed in one statement (a write-back batch's are many). */
+export async function applyDone(
+  deps: OutcomeDeps,
+  done: readonly { job: JobRecord; detail: string }[],
+  nowMs: number,
+): Promise<void> {
+  const ids = done.map((d) => d.job.id);
+  await completeJobs(deps.db, { ids, workerId: deps.workerId, now: new Date(nowMs) });
+  for (const { job, detail } of done) {
+    deps.metrics.jobs.inc({ kind: job.kind, outcome: 'done' });
+    deps.logger.debug({ jobId: job.id, kind: job.kind, detail }, 'job done');
+  }
 }
 
 async function noteError(

@@ -16,9 +16,17 @@ import {
   rescheduleJob,
   type JobRecord,
 } from '../store/jobQueue.js';
+import type { Db } from '../store/database.js';
+import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { Clock } from '../util/clock.js';
-import { applyTryResult, recordExhaustedJobs, type OutcomeDeps, type TryResult } from './jobOutcome.js';
+import {
+  applyDone,
+  applyTryResult,
+  recordExhaustedJobs,
+  type OutcomeDeps,
+  type TryResult,
+} from './jobOutcome.js';
 
 export interface RunnerOptions {
   liveConcurrency: number;
@@ -49,11 +57,24 @@ export interface JobRunner {
 }
 
 export function createJobRunner(
-  deps: { pipeline: PipelineDeps; outcome: OutcomeDeps; clock: Clock; logger: Logger },
+  deps: {
+    pipeline: PipelineDeps;
+    outcome: OutcomeDeps;
+    clock: Clock;
+    logger: Logger;
+    /** The live lane's database client (Database.live); default the bulk lane's. */
+    liveDb?: Db | undefined;
+  },
   options: RunnerOptions = DEFAULT_RUNNER_OPTIONS,
 ): JobRunner {
   const { clock, logger } = deps;
   const db = deps.outcome.db;
+  // Everything a context job does in the database goes through the live lane's client, first.
+  const liveDb = deps.liveDb ?? db;
+  const live = {
+    pipeline: { ...deps.pipeline, db: liveDb },
+    outcome: { ...deps.outcome, db: liveDb },
+  };
   const workerId = deps.outcome.workerId;
   const running = new Map<number, { job: JobRecord; done: Promise<void> }>();
   const wakers = { context: [] as (() => void)[], writeback: [] as (() => void)[] };
@@ -85,12 +106,16 @@ export function createJobRunner(
   async function liveLane(): Promise<void> {
     while (!stopping) {
       const free = options.liveConcurrency - countKind('context');
-      const jobs = free > 0 ? await claimSafely(['context'], free) : [];
+      const jobs = free > 0 ? await runAsLive(() => claimSafely(['context'], free, liveDb)) : [];
       if (jobs.length === 0) {
         await idle('context');
         continue;
       }
-      for (const job of jobs) void track([job], runContext(job));
+      for (const job of jobs)
+        void track(
+          [job],
+          runAsLive(() => runContext(job)),
+        );
     }
   }
 
@@ -98,11 +123,11 @@ export function createJobRunner(
     const payload = job.payload as ContextJobPayload;
     let result: TryResult;
     try {
-      result = { kind: 'done', detail: await runContextJob(deps.pipeline, payload) };
+      result = { kind: 'done', detail: await runContextJob(live.pipeline, payload) };
     } catch (error) {
       result = { kind: 'error', error };
     }
-    await recordResult(job, payload.callId, result);
+    await recordResult(live.outcome, job, payload.callId, result);
   }
 
   /**
@@ -110,13 +135,32 @@ export function createJobRunner(
    * record is missing, and without it the job would sit claimed until its lease lapses and then
    * run again. Safe to repeat: the job updates apply only while this worker holds the job.
    */
-  function recordResult(job: JobRecord, callId: string, result: TryResult): Promise<void> {
+  function recordResult(
+    outcome: OutcomeDeps,
+    job: JobRecord,
+    callId: string,
+    result: TryResult,
+  ): Promise<void> {
     const at = clock.now();
     return retryWhileDatabaseAway(
       { clock, logger },
       'record a job result',
-      () => applyTryResult(deps.outcome, job, callId, result, at),
+      () => applyTryResult(outcome, job, callId, result, at),
       { giveUp: () => stopping, context: { jobId: job.id, callId } },
+    );
+  }
+
+  /** A batch's successes recorded in one go, outlasting an outage like recordResult. */
+  function recordDone(done: { job: JobRecord; detail: string }[]): Promise<void> {
+    const at = clock.now();
+    return retryWhileDatabaseAway(
+      { clock, logger },
+      'record job results',
+      () => applyDone(deps.outcome, done, at),
+      {
+        giveUp: () => stopping,
+        context: { jobs: done.length },
+      },
     );
   }
 
@@ -143,18 +187,23 @@ export function createJobRunner(
     } catch (error) {
       results = new Map(items.map((i) => [i.jobId, { kind: 'error' as const, error }]));
     }
+    const done: { job: JobRecord; detail: string }[] = [];
     for (const job of jobs) {
       const payload = job.payload as WritebackJobPayload;
       const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
-      await recordResult(job, payload.callId, result);
+      if (result.kind === 'done') done.push({ job, detail: result.detail });
+      else await recordResult(deps.outcome, job, payload.callId, result);
     }
+    await recordDone(done);
   }
 
-  async function claimSafely(kinds: string[], limit: number): Promise<JobRecord[]> {
+  async function claimSafely(kinds: string[], limit: number, via: Db = db): Promise<JobRecord[]> {
     try {
-      const expired = await requeueExpiredJobs(db, now());
-      if (expired.failedJobs.length > 0) await recordExhaustedJobs(deps.outcome, expired.failedJobs, now());
-      return await claimJobs(db, { workerId, limit, leaseMs: options.leaseMs, now: now(), kinds });
+      const expired = await requeueExpiredJobs(via, now());
+      if (expired.failedJobs.length > 0) {
+        await recordExhaustedJobs({ ...deps.outcome, db: via }, expired.failedJobs, now());
+      }
+      return await claimJobs(via, { workerId, limit, leaseMs: options.leaseMs, now: now(), kinds });
     } catch (err) {
       logger.error({ err }, 'job runner: could not claim jobs; will try again');
       return [];

@@ -37,7 +37,7 @@ export function registerRematch(program: Command): void {
       try {
         await migrate(database);
         const mapping = loadMappings(config.configDir, config.crm);
-        const crm = createCrmAdapter(config, { mapping });
+        const crm = await createCrmAdapter(config, { mapping });
         const summary = await runRematch(
           { db: database.prisma, crmName: config.crm, crm, mapping, clock: systemClock },
           {

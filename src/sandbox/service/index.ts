@@ -61,6 +61,11 @@ export interface ServiceSandboxOptions {
   webhookRetry?: { delaysMs: number[] };
   /** Per-attempt webhook timeout. Default 10 000 ms (CONTRACT.md). */
   webhookTimeoutMs?: number;
+  /**
+   * First attempts in flight at once (default 1: one after another, in call order). The contract
+   * promises unordered delivery, so a real Service may well send several at once.
+   */
+  webhookConcurrency?: number;
   /** After completion: transcript.ready at once, analysis.ready after this. Default 200. */
   analysisDelayMs?: number;
   /** Retry-After as whole seconds (default, rounded up), an HTTP-date, fractional seconds, or none. */
@@ -117,6 +122,7 @@ export async function startServiceSandbox(options: ServiceSandboxOptions = {}): 
     delaysMs: options.webhookRetry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS,
     counters: state.counters.webhooks,
     ...(options.webhookTimeoutMs !== undefined && { timeoutMs: options.webhookTimeoutMs }),
+    ...(options.webhookConcurrency !== undefined && { concurrency: options.webhookConcurrency }),
     ...(options.logger && { logger: options.logger }),
   });
   const emit = createEventEmitter({ state, clock, dispatcher });

@@ -24,12 +24,16 @@ export interface WebhookDispatcherDeps {
   targetUrl: () => string | undefined;
   delaysMs: readonly number[];
   timeoutMs?: number;
+  /** First attempts in flight at once (default 1). */
+  concurrency?: number;
   counters: WebhookCounters;
   logger?: Logger;
 }
 
 export class WebhookDispatcher {
-  private chain: Promise<unknown> = Promise.resolve();
+  /** One chain per concurrent sender; deliveries take the senders in turn. */
+  private chains: Promise<unknown>[] = [];
+  private next = 0;
   private readonly timers = new Set<unknown>();
   private readonly inFlight = new Set<AbortController>();
   private closed = false;
@@ -37,12 +41,15 @@ export class WebhookDispatcher {
   constructor(private readonly deps: WebhookDispatcherDeps) {}
 
   /**
-   * Starts delivering `body`. First attempts go out one after another in call order (a receiver
-   * still sees retries and replays out of order); resolves with the first attempt's success.
+   * Starts delivering `body`. First attempts go out one after another in call order, or on
+   * `concurrency` senders taking turns (a receiver still sees retries and replays out of order);
+   * resolves with the first attempt's success.
    */
   deliver(body: string): Promise<boolean> {
-    const first = this.chain.then(() => this.attempt(body, 0));
-    this.chain = first.catch(() => false);
+    const lane = this.next;
+    this.next = (this.next + 1) % Math.max(1, this.deps.concurrency ?? 1);
+    const first = (this.chains[lane] ?? Promise.resolve()).then(() => this.attempt(body, 0));
+    this.chains[lane] = first.catch(() => false);
     return first;
   }
 

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { createDbInbox } from '../../src/worker/inbox.js';
+import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
+
+/**
+ * The inbox group-commits deliveries that arrive together: each must still be stored once, in the
+ * order of its call's events, before its store() resolves, and one bad delivery must not fail the
+ * others written with it.
+ */
+const T0 = Date.UTC(2026, 0, 5, 12);
+
+function call(id: string, status: string) {
+  return {
+    id,
+    status,
+    created_at: '2026-01-05T11:00:00.000Z',
+    participant: { name: 'Jane Doe', email: `${id}@acme.example`, company: 'Acme Corp' },
+  };
+}
+
+function record(eventId: string, type: string, data: Record<string, unknown>, receivedAt: number) {
+  const rawBody = JSON.stringify({ id: eventId, type, created_at: new Date(receivedAt).toISOString(), data });
+  return { eventId, type, callId: String(data.call_id), rawBody, outcome: 'accepted' as const, receivedAt };
+}
+
+describe.each(DATABASE_KINDS)('the webhook inbox under concurrent deliveries (%s)', (kind) => {
+  const database = useMigratedDatabase(kind);
+
+  it('stores each event once and applies a call’s events in order, all in one go', async () => {
+    const prisma = database().db.prisma;
+    const inbox = createDbInbox({ db: prisma, crm: 'hubspot' });
+    const deliveries = [
+      ...Array.from({ length: 12 }, (_, i) =>
+        record(
+          `evt_${i}`,
+          'call.completed',
+          { call_id: `call_${i}`, call: call(`call_${i}`, 'completed') },
+          T0,
+        ),
+      ),
+      // The same event delivered twice, and a second event of call_0 that joins its queued job.
+      record('evt_3', 'call.completed', { call_id: 'call_3', call: call('call_3', 'completed') }, T0),
+      record('evt_a0', 'analysis.ready', { call_id: 'call_0', call: call('call_0', 'analyzed') }, T0 + 5),
+    ];
+    const results = await Promise.all(deliveries.map((d) => inbox.store(d)));
+    expect(results.filter((r) => r.duplicate)).toHaveLength(1);
+    expect(results[12]).toEqual({ duplicate: true });
+
+    const inboxRows = await prisma.webhookInbox.groupBy({ by: ['outcome'], _count: true });
+    expect(Object.fromEntries(inboxRows.map((r) => [r.outcome, r._count]))).toEqual({
+      processed: 13,
+      duplicate: 1,
+    });
+    expect(await prisma.syncStatus.count()).toBe(12);
+    expect(await prisma.syncEvent.count({ where: { toState: 'discovered' } })).toBe(12);
+    const jobs = await prisma.job.findMany({ where: { kind: 'writeback' } });
+    expect(jobs).toHaveLength(12);
+    // analysis.ready came after call.completed: the queued job now runs at once, with the analysed copy.
+    const job0 = jobs.find((j) => j.key === 'writeback:call_0')!;
+    expect(job0.runAt.getTime()).toBe(T0 + 5);
+    expect((job0.payload as { call: { status: string } }).call.status).toBe('analyzed');
+    expect(jobs.find((j) => j.key === 'writeback:call_1')!.runAt.getTime()).toBeGreaterThan(T0 + 60_000);
+  });
+
+  it('one delivery the database refuses fails alone; the others are stored', async () => {
+    const prisma = database().db.prisma;
+    const inbox = createDbInbox({ db: prisma, crm: 'hubspot' });
+    const good = Array.from({ length: 6 }, (_, i) =>
+      record(
+        `evt_g${i}`,
+        'call.completed',
+        { call_id: `call_g${i}`, call: call(`call_g${i}`, 'completed') },
+        T0,
+      ),
+    );
+    // A draft without its required fields: the follow-up table refuses it.
+    const bad = record('evt_bad', 'followup.generated', { call_id: 'call_bad', followup: { id: 'd1' } }, T0);
+    const results = await Promise.allSettled(
+      [...good.slice(0, 3), bad, ...good.slice(3)].map((d) => inbox.store(d)),
+    );
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(
+      await prisma.webhookInbox.count({ where: { outcome: 'processed', eventId: { startsWith: 'evt_g' } } }),
+    ).toBe(6);
+    expect(await prisma.webhookInbox.count({ where: { eventId: 'evt_bad' } })).toBe(0);
+    expect(await prisma.syncStatus.count({ where: { callId: 'call_bad' } })).toBe(0);
+  });
+});
