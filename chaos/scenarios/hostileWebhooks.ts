@@ -241,6 +241,8 @@ async function runHostile(ctx: ScenarioContext) {
   const verdict = new Verdict();
   const stack = await startStack(ctx, { database: 'postgres', plan: 'team' });
   let worker: ChaosWorker | undefined;
+  // Closed before the worker stops: Node waits on exit for an attached debugger to leave.
+  let inspector: Inspector | undefined;
   try {
     // Webhooks are sent by this scenario only; the one real event is the base of the authentic ones.
     const callId = await createCall(stack.svc, matchingParticipant(0));
@@ -264,7 +266,7 @@ async function runHostile(ctx: ScenarioContext) {
     // The real event once, so every 'duplicate' request after it is one.
     const first = await send(worker.url, makeRequest('duplicate', 0, base, secret, ctx.random));
     verdict.check(first === 202, `the real event was answered ${first}, not 202`);
-    const inspector = await connectInspector(inspectorUrl(worker.output()));
+    inspector = await connectInspector(inspectorUrl(worker.output()));
     const rssStart = rssBytes(worker.pid);
     await flood(worker, WARMUP, base, secret, ctx.random, tally);
     const baseline = await atRest(worker.pid, inspector);
@@ -316,7 +318,6 @@ async function runHostile(ctx: ScenarioContext) {
       await client.end();
     }
 
-    inspector.close();
     if (LEAK_BYTES > 0) verdict.figure('injected leak', `${LEAK_BYTES} B/request`);
     verdict.figure('RSS start', `${mb(rssStart)} MB`);
     verdict.figure(
@@ -335,6 +336,7 @@ async function runHostile(ctx: ScenarioContext) {
     verdict.check(ready.status === 200, `the worker is not ready after the flood (${ready.status})`);
     return verdict.result();
   } finally {
+    inspector?.close();
     await worker?.stop();
     await stack.close();
   }
