@@ -1,9 +1,12 @@
 /**
  * Follow-up generation for one call, at most once: each POST /followups makes new drafts, so the
- * request is claimed in the database before it is sent. A failure that proves the Service did not
- * act on it (serviceDidNotAct, or the budget refusing before sending) releases the claim and is
- * rethrown, so the job's retry asks again. An ambiguous one (a timeout after sending, a 500, a
- * connection lost mid-request) keeps the claim: the call is written without drafts and carries a
+ * request is claimed in the database before it is sent. The claim is taken only once the budget
+ * has granted the request its slot, right before it goes out (the client's beforeSend), so a
+ * worker killed while requests wait for the budget leaves no claims behind: only the request in
+ * flight can be lost. A failure that proves the Service did not act on it (serviceDidNotAct, or
+ * the budget refusing before sending) releases the claim, if taken, and is rethrown, so the job's
+ * retry asks again. An ambiguous one (a timeout after sending, a 500, a connection lost
+ * mid-request) keeps the claim: the call is written without drafts and carries a
  * FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
  * and are attached to the activity then. A worker killed mid-request is the same ambiguity: its
  * claim is never settled, and the job's next run records the warning instead of asking again.
@@ -17,6 +20,7 @@ import {
 } from '../service/errors.js';
 import {
   claimFollowupGeneration,
+  followupGenerationClaimed,
   releaseFollowupGeneration,
   saveFollowupDrafts,
   settleAbandonedFollowupClaim,
@@ -46,28 +50,38 @@ export function followupRequestNotMade(error: unknown): boolean {
   return serviceDidNotAct(error) || refused || error instanceof ServiceUnauthorizedError;
 }
 
+/** Thrown by the claim when an earlier run holds it: that attempt is not sent. */
+class FollowupClaimTaken extends Error {}
+
 export async function generateFollowupsOnce(
   deps: Pick<PipelineDeps, 'db' | 'service' | 'clock' | 'logger'>,
   req: { callId: string; crm: CrmName; email: string; item: WritebackItem },
 ): Promise<DraftInput[]> {
   const { db, clock } = deps;
   const { callId, crm } = req;
-  if (!(await claimFollowupGeneration(db, callId, crm, new Date(clock.now())))) {
-    await noteAbandonedClaim(deps, req);
-    return [];
-  }
+  // Checked first too, so a rerun does not wait for a budget slot only to find the claim taken.
+  if (await followupGenerationClaimed(db, callId, crm)) return noteAbandonedClaim(deps, req);
+  let claimed = false;
+  // Per attempt; a retry after a failure the Service did not act on keeps the claim it has.
+  const claim = async () => {
+    claimed ||= await claimFollowupGeneration(db, callId, crm, new Date(clock.now()));
+    if (!claimed) throw new FollowupClaimTaken();
+  };
   let drafts: DraftInput[];
   try {
-    const opts = { priority: req.item.priority };
+    const opts = { priority: req.item.priority, beforeSend: claim };
     drafts = (await deps.service.generateFollowups(
       callId,
       { recipients: [req.email] },
       opts,
     )) as DraftInput[];
   } catch (error) {
+    if (error instanceof FollowupClaimTaken) return noteAbandonedClaim(deps, req);
     if (followupRequestNotMade(error)) {
-      // Often the database itself is what failed (the budget's ledger): undo the claim once it is
-      // back, or the call would be written without drafts and without a word.
+      // Not claimed: the budget refused before the slot, or the claim's own query failed.
+      if (!claimed) throw error;
+      // The database may be failing too: undo the claim once it is back, or the call would be
+      // written without drafts and without a word.
       await retryWhileDatabaseAway(
         deps,
         'release a follow-up claim',
@@ -103,14 +117,14 @@ export async function generateFollowupsOnce(
 }
 
 /**
- * The claim was taken by an earlier run. If that run stopped between asking and hearing back (a
+ * The claim was taken by an earlier run; returns no drafts. If that run stopped between asking and hearing back (a
  * kill, a lost lease), whether the Service made drafts is unknown: warn as for an ambiguous
  * failure, and never ask again.
  */
 async function noteAbandonedClaim(
   deps: Pick<PipelineDeps, 'db' | 'clock' | 'logger'>,
   req: { callId: string; crm: CrmName },
-): Promise<void> {
+): Promise<DraftInput[]> {
   const { callId, crm } = req;
   const warning = (claimedAt: Date) =>
     `${FOLLOWUP_UNCERTAIN}: the worker asking for follow-ups at ${claimedAt.toISOString()} stopped before the answer; not sent again, so drafts come only from followup.generated`;
@@ -122,4 +136,5 @@ async function noteAbandonedClaim(
       'an earlier follow-up request ended without an answer; writing the call without drafts',
     );
   }
+  return [];
 }

@@ -51,6 +51,8 @@ interface JsonRequest<S extends z.ZodType> {
   idempotent?: boolean;
   /** What an empty 2xx body stands for; without it an empty body is a contract breach. */
   whenEmpty?: z.infer<S>;
+  /** FollowupOptions.beforeSend: run inside the granted slot, before each attempt is sent. */
+  beforeSend?: (() => Promise<void>) | undefined;
 }
 
 export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
@@ -122,6 +124,8 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
     };
     const failure = failureOf(req.method, req.path, req.template.endsWith('/analysis'));
     const once = async (): Promise<z.infer<S>> => {
+      // Its round trip is inside the recorded start's safety margin (budget.ts safetyMarginMs).
+      await req.beforeSend?.();
       const res = await transport.send(outgoing);
       const text = await transport.readText(res, outgoing);
       if (res.status < 200 || res.status > 299)
@@ -269,7 +273,14 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
       const where = callPaths(id, paths.followups, 'POST');
       // Each POST creates new drafts: only retried when the Service surely did nothing.
       const res = await requestJson(
-        { method: 'POST', ...where, body, schema: followupsResponseSchema, idempotent: false },
+        {
+          method: 'POST',
+          ...where,
+          body,
+          schema: followupsResponseSchema,
+          idempotent: false,
+          beforeSend: opts.beforeSend,
+        },
         opts,
       );
       return res.data;

@@ -67,6 +67,15 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface FollowupOptions extends CallOptions {
+  /**
+   * Runs once the budget has granted the slot, right before each attempt goes out; if it
+   * throws, that attempt is not sent and the error ends the call. For work that must wait until
+   * the request is really leaving (the follow-up claim: a kill while waiting then costs nothing).
+   */
+  beforeSend?: () => Promise<void>;
+}
+
 export interface ListCallsParams {
   limit?: number;
   cursor?: string | null;
@@ -103,7 +112,7 @@ export interface ServiceClient {
     opts: CallOptions,
   ): Promise<Record<string, unknown>>;
   pushContext(id: string, body: ContextBody, opts: CallOptions): Promise<{ status: string }>;
-  generateFollowups(id: string, body: FollowupRequest, opts: CallOptions): Promise<FollowupDraft[]>;
+  generateFollowups(id: string, body: FollowupRequest, opts: FollowupOptions): Promise<FollowupDraft[]>;
   health(): ServiceHealth;
   /** After the operator replaced the key: allow requests again. */
   resetAuth(): void;

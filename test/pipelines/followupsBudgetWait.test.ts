@@ -1,0 +1,114 @@
+/**
+ * A follow-up request waiting for a budget slot must not hold the call's claim: a worker killed
+ * during that wait never sent it, so the job's next run must ask the Service and get the drafts
+ * (not a FOLLOWUP_UNCERTAIN warning). The claim is taken once the slot is granted, just before
+ * the request leaves. The real client, budget and Service sandbox; the budget's ledger answers
+ * only when the test opens its gate.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRequestBudget } from '../../src/budget/budget.js';
+import { InMemorySlotLedger } from '../../src/budget/ledger.js';
+import type { PlanLimits } from '../../src/budget/plans.js';
+import type { SlotGrant, SlotLedger, SlotRequest } from '../../src/budget/types.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { generateFollowupsOnce } from '../../src/pipelines/followups.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { createServiceClient } from '../../src/service/client.js';
+import type { ServiceClient } from '../../src/service/types.js';
+import type { Db } from '../../src/store/database.js';
+import { listFollowupDrafts } from '../../src/store/followupRepo.js';
+import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
+import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
+
+const ROOMY: PlanLimits = { ratePerMinute: 6000, burstPerSecond: 1000, dailyCap: null };
+
+/** A real ledger that grants nothing until `open()`: the budget holds the slot meanwhile. */
+class GatedLedger extends InMemorySlotLedger implements SlotLedger {
+  asked = 0;
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((resolve) => (this.opened = resolve));
+
+  override async acquire(request: SlotRequest): Promise<SlotGrant> {
+    this.asked++;
+    await this.gate;
+    return super.acquire(request);
+  }
+
+  open(): void {
+    this.opened();
+  }
+}
+
+describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)', (kind) => {
+  const get = useMigratedDatabase(kind);
+  const clock = new FakeClock(Date.UTC(2026, 0, 5, 12));
+  const opened: { sandbox: ServiceSandbox; clients: ServiceClient[] }[] = [];
+
+  afterEach(async () => {
+    for (const env of opened.splice(0)) {
+      for (const client of env.clients) await client.close();
+      await env.sandbox.close();
+    }
+  });
+
+  async function start() {
+    const sandbox = await startServiceSandbox({ limits: ROOMY, clock, seed: 7 });
+    const env = { sandbox, clients: [] as ServiceClient[] };
+    opened.push(env);
+    const callId = sandbox.state.calls().find((c) => c.status === 'analyzed')?.id;
+    if (!callId) throw new Error('the seeded sandbox has no analysed call');
+    /** A worker: its own budget over `ledger`, and a client of the sandbox. */
+    const worker = (ledger: SlotLedger) => {
+      const budget = createRequestBudget({ limits: ROOMY, clock, ledger });
+      const service = createServiceClient({
+        baseUrl: sandbox.url,
+        apiKey: sandbox.apiKey,
+        budget,
+        clock,
+        random: () => 0,
+      });
+      env.clients.push(service);
+      return { db: get().db.prisma, service, clock, logger: silentLogger };
+    };
+    return { sandbox, callId, worker };
+  }
+
+  const generate = (deps: Parameters<typeof generateFollowupsOnce>[0], callId: string) =>
+    generateFollowupsOnce(deps, {
+      callId,
+      crm: 'hubspot',
+      email: 'jane@acme.example',
+      item: { jobId: 1, payload: { callId, reason: 'poll' }, priority: 'writeback' },
+    });
+
+  const claimOf = async (db: Db, callId: string) =>
+    (await getSyncStatus(db, callId, 'hubspot'))?.followupsRequestedAt ?? null;
+
+  it('is claimed only once the slot is granted, so a kill while waiting loses no drafts', async () => {
+    const { sandbox, callId, worker } = await start();
+    const db = get().db.prisma;
+    await upsertDiscovered(db, { callId, crm: 'hubspot', now: new Date(clock.now()) });
+    const before = sandbox.state.followups(callId).length;
+
+    // The first worker's request waits for its slot, and the worker is killed there.
+    const held = new GatedLedger();
+    void generate(worker(held), callId);
+    await expect.poll(() => held.asked).toBe(1);
+    expect(await claimOf(db, callId)).toBeNull();
+
+    // The job's next run asks the Service, which makes the drafts once.
+    const granted = new GatedLedger();
+    const drafts = generate(worker(granted), callId);
+    await expect.poll(() => granted.asked).toBe(1);
+    expect(await claimOf(db, callId)).toBeNull();
+    granted.open();
+    const got = await drafts;
+    const made = sandbox.state.followups(callId).slice(before);
+    expect(got.map((d) => d.id)).toEqual(made.map((d) => d.id));
+    expect(made.length).toBeGreaterThan(0);
+    expect(await claimOf(db, callId)).not.toBeNull();
+    expect((await listFollowupDrafts(db, callId)).map((d) => d.draftId)).toEqual(made.map((d) => d.id));
+    expect((await getSyncStatus(db, callId, 'hubspot'))?.warnings).toEqual([]);
+  });
+});
