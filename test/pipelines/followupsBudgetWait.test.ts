@@ -111,4 +111,19 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     expect((await listFollowupDrafts(db, callId)).map((d) => d.draftId)).toEqual(made.map((d) => d.id));
     expect((await getSyncStatus(db, callId, 'hubspot'))?.warnings).toEqual([]);
   });
+
+  it('is not claimed when the budget refuses before granting, so the retry asks', async () => {
+    const { worker } = await start();
+    const callId = 'c-refused'; // never sent, so the Service need not know it
+    const db = get().db.prisma;
+    await upsertDiscovered(db, { callId, crm: 'hubspot', now: new Date(clock.now()) });
+    const away = new Error("Can't reach database server");
+    const failing = new (class extends InMemorySlotLedger {
+      override acquire(): Promise<SlotGrant> {
+        return Promise.reject(away);
+      }
+    })();
+    await expect(generate(worker(failing), callId)).rejects.toBe(away);
+    expect(await claimOf(db, callId)).toBeNull();
+  });
 });

@@ -194,6 +194,25 @@ describe('endpoints', () => {
     ).toEqual(drafts.map((d) => d.id));
   });
 
+  it('generateFollowups runs beforeSend inside the granted slot, and sends nothing if it throws', async () => {
+    const env = await setup();
+    const id = callWithStatus(env, 'analyzed');
+    const before = env.sandbox.state.followups(id).length;
+    const seen: { runs: number; made: number }[] = [];
+    const beforeSend = async () => {
+      seen.push({ runs: env.budget.runs.length, made: env.sandbox.state.followups(id).length });
+    };
+    await env.client.generateFollowups(id, {}, { ...live, beforeSend });
+    expect(seen).toEqual([{ runs: 1, made: before }]);
+    const made = env.sandbox.state.followups(id).length;
+
+    const refused = new Error('claimed elsewhere');
+    const refuse = () => Promise.reject(refused);
+    await expect(env.client.generateFollowups(id, {}, { ...live, beforeSend: refuse })).rejects.toBe(refused);
+    expect(env.budget.runs).toHaveLength(2);
+    expect(env.sandbox.state.followups(id)).toHaveLength(made);
+  });
+
   it('every webhook event the sandbox emits parses', async () => {
     const env = await setup({ analysisDelayMs: 100 });
     const call = await adminPost<{ id: string }>(env, '/_admin/calls', {});
