@@ -1,13 +1,12 @@
 /**
  * Follow-up generation for one call, at most once: each POST /followups makes new drafts, so the
  * request is claimed in the database before it is sent. The claim is taken only once the budget
- * has granted the request its slot, right before it goes out (the client's beforeSend), so a
- * worker killed while requests wait for the budget leaves no claims behind: only the request in
- * flight can be lost. A failure that proves the Service did not act on it (serviceDidNotAct, or
- * the budget refusing before sending) releases the claim, if taken, and is rethrown, so the job's
- * retry asks again. An ambiguous one (a timeout after sending, a 500, a connection lost
- * mid-request) keeps the claim: the call is written without drafts and carries a
- * FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
+ * has granted the attempt its slot, right before it goes out (the client's aroundSend), so a
+ * worker killed while requests wait for the budget leaves no claims behind: only a request in
+ * flight can be lost. A failure that proves the Service did not act on it (serviceDidNotAct)
+ * releases the claim at once, so the client's retry, or the job's, asks again. An ambiguous one
+ * (a timeout after sending, a 500, a connection lost mid-request) keeps the claim: the call is
+ * written without drafts and carries a FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
  * and are attached to the activity then. A worker killed mid-request is the same ambiguity: its
  * claim is never settled, and the job's next run records the warning instead of asking again.
  */
@@ -61,15 +60,31 @@ export async function generateFollowupsOnce(
   const { callId, crm } = req;
   // Checked first too, so a rerun does not wait for a budget slot only to find the claim taken.
   if (await followupGenerationClaimed(db, callId, crm)) return noteAbandonedClaim(deps, req);
-  let claimed = false;
-  // Per attempt; a retry after a failure the Service did not act on keeps the claim it has.
-  const claim = async () => {
-    claimed ||= await claimFollowupGeneration(db, callId, crm, new Date(clock.now()));
-    if (!claimed) throw new FollowupClaimTaken();
+  // Each attempt, inside its granted slot: claimed just before sending, released when the
+  // Service surely did not act, so no claim is held while waiting for the budget or a retry.
+  const claimedAround = async <T>(send: () => Promise<T>): Promise<T> => {
+    if (!(await claimFollowupGeneration(db, callId, crm, new Date(clock.now())))) {
+      throw new FollowupClaimTaken();
+    }
+    try {
+      return await send();
+    } catch (error) {
+      if (followupRequestNotMade(error)) {
+        // The database may be failing too: undo the claim once it is back, or the call would
+        // be written without drafts and without a word.
+        await retryWhileDatabaseAway(
+          deps,
+          'release a follow-up claim',
+          () => releaseFollowupGeneration(db, callId, crm, new Date(clock.now())),
+          { context: { callId } },
+        );
+      }
+      throw error;
+    }
   };
   let drafts: DraftInput[];
   try {
-    const opts = { priority: req.item.priority, beforeSend: claim };
+    const opts = { priority: req.item.priority, aroundSend: claimedAround };
     drafts = (await deps.service.generateFollowups(
       callId,
       { recipients: [req.email] },
@@ -77,19 +92,8 @@ export async function generateFollowupsOnce(
     )) as DraftInput[];
   } catch (error) {
     if (error instanceof FollowupClaimTaken) return noteAbandonedClaim(deps, req);
-    if (followupRequestNotMade(error)) {
-      // Not claimed: the budget refused before the slot, or the claim's own query failed.
-      if (!claimed) throw error;
-      // The database may be failing too: undo the claim once it is back, or the call would be
-      // written without drafts and without a word.
-      await retryWhileDatabaseAway(
-        deps,
-        'release a follow-up claim',
-        () => releaseFollowupGeneration(db, callId, crm, new Date(clock.now())),
-        { context: { callId } },
-      );
-      throw error;
-    }
+    // Released already, or never claimed (the budget refused, or the claim's query failed).
+    if (followupRequestNotMade(error)) throw error;
     const why = error instanceof ServiceError ? `${error.code}: ${error.message}` : String(error);
     // Recorded now, not with the write: it must survive this try failing later on.
     const warning = `${FOLLOWUP_UNCERTAIN}: the follow-up request failed after it may have reached the Service (${why}); not sent again, so drafts come only from followup.generated`;

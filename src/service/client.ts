@@ -34,7 +34,7 @@ import {
 import { fetchRecording } from './recording.js';
 import { errorFromResponse } from './responseErrors.js';
 import { createTransport, type OutgoingRequest } from './transport.js';
-import type { CallOptions, CallPage, ServiceClient, ServiceClientDeps } from './types.js';
+import type { CallOptions, CallPage, FollowupOptions, ServiceClient, ServiceClientDeps } from './types.js';
 import { parseJsonText, parseResponse } from './validate.js';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -51,8 +51,8 @@ interface JsonRequest<S extends z.ZodType> {
   idempotent?: boolean;
   /** What an empty 2xx body stands for; without it an empty body is a contract breach. */
   whenEmpty?: z.infer<S>;
-  /** FollowupOptions.beforeSend: run inside the granted slot, before each attempt is sent. */
-  beforeSend?: (() => Promise<void>) | undefined;
+  /** FollowupOptions.aroundSend: wraps each attempt inside its granted slot. */
+  aroundSend?: FollowupOptions['aroundSend'];
 }
 
 export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
@@ -123,9 +123,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
       context,
     };
     const failure = failureOf(req.method, req.path, req.template.endsWith('/analysis'));
-    const once = async (): Promise<z.infer<S>> => {
-      // Its round trip is inside the recorded start's safety margin (budget.ts safetyMarginMs).
-      await req.beforeSend?.();
+    const send = async (): Promise<z.infer<S>> => {
       const res = await transport.send(outgoing);
       const text = await transport.readText(res, outgoing);
       if (res.status < 200 || res.status > 299)
@@ -134,6 +132,9 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
       if (text.trim() === '' && req.whenEmpty !== undefined) return req.whenEmpty;
       return parseResponse(req.schema, parseJsonText(text, ok), ok);
     };
+    // A wrapper's database round trip before sending stays inside the budget's safety margin.
+    const { aroundSend } = req;
+    const once = aroundSend ? () => aroundSend(send) : send;
     return runWithRetries(loop, op, () =>
       deps.budget.run(opts.priority, once, { signal: opts.signal, label: op.label }),
     );
@@ -279,7 +280,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
           body,
           schema: followupsResponseSchema,
           idempotent: false,
-          beforeSend: opts.beforeSend,
+          aroundSend: opts.aroundSend,
         },
         opts,
       );

@@ -69,11 +69,12 @@ export interface CallOptions {
 
 export interface FollowupOptions extends CallOptions {
   /**
-   * Runs once the budget has granted the slot, right before each attempt goes out; if it
-   * throws, that attempt is not sent and the error ends the call. For work that must wait until
-   * the request is really leaving (the follow-up claim: a kill while waiting then costs nothing).
+   * Wraps each attempt once the budget has granted its slot: `send` sends the request and reads
+   * the answer. For work that must happen only while a request is really leaving, and be undone
+   * when it failed (the follow-up claim: a kill while the request waits for a slot or for its
+   * retry then costs nothing). If it throws without calling `send`, nothing is sent.
    */
-  beforeSend?: () => Promise<void>;
+  aroundSend?: <T>(send: () => Promise<T>) => Promise<T>;
 }
 
 export interface ListCallsParams {

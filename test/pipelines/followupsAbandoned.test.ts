@@ -18,15 +18,16 @@ import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const DRAFT = { id: 'd1', subject: 'Thanks', body: 'Next steps', to: ['a@b.c'] };
 
-/** A Service whose follow-up answer is `answer`; counts requests sent (beforeSend let them go). */
+/** A Service whose follow-up answer is `answer`; counts requests sent (aroundSend let them go). */
 function service(answer: () => Promise<unknown>) {
   const asked = { count: 0 };
+  const send = () => {
+    asked.count++;
+    return answer();
+  };
   const client = {
-    async generateFollowups(_id: string, _body: unknown, opts: FollowupOptions) {
-      await opts.beforeSend?.();
-      asked.count++;
-      return answer();
-    },
+    generateFollowups: (_id: string, _body: unknown, opts: FollowupOptions) =>
+      opts.aroundSend ? opts.aroundSend(send) : send(),
   } as unknown as ServiceClient;
   return { client, asked };
 }

@@ -14,11 +14,12 @@ import { silentLogger } from '../../src/log/logger.js';
 import { generateFollowupsOnce } from '../../src/pipelines/followups.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { createServiceClient } from '../../src/service/client.js';
-import type { ServiceClient } from '../../src/service/types.js';
+import type { AttemptInfo, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';
 import { listFollowupDrafts } from '../../src/store/followupRepo.js';
 import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
+import { waitFor } from '../e2e/harness.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const ROOMY: PlanLimits = { ratePerMinute: 6000, burstPerSecond: 1000, dailyCap: null };
@@ -44,6 +45,7 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
   const get = useMigratedDatabase(kind);
   const clock = new FakeClock(Date.UTC(2026, 0, 5, 12));
   const opened: { sandbox: ServiceSandbox; clients: ServiceClient[] }[] = [];
+  let started = 0;
 
   afterEach(async () => {
     for (const env of opened.splice(0)) {
@@ -52,14 +54,15 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     }
   });
 
-  async function start() {
-    const sandbox = await startServiceSandbox({ limits: ROOMY, clock, seed: 7 });
+  async function start(limits = ROOMY) {
+    const sandbox = await startServiceSandbox({ limits, clock, seed: 7 });
     const env = { sandbox, clients: [] as ServiceClient[] };
     opened.push(env);
-    const callId = sandbox.state.calls().find((c) => c.status === 'analyzed')?.id;
-    if (!callId) throw new Error('the seeded sandbox has no analysed call');
+    // Each test its own call: the database is shared by the file's tests.
+    const callId = sandbox.state.calls().filter((c) => c.status === 'analyzed')[started++]?.id;
+    if (!callId) throw new Error('the seeded sandbox has too few analysed calls');
     /** A worker: its own budget over `ledger`, and a client of the sandbox. */
-    const worker = (ledger: SlotLedger) => {
+    const worker = (ledger: SlotLedger, onAttempt?: (info: AttemptInfo) => void) => {
       const budget = createRequestBudget({ limits: ROOMY, clock, ledger });
       const service = createServiceClient({
         baseUrl: sandbox.url,
@@ -67,6 +70,7 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
         budget,
         clock,
         random: () => 0,
+        onAttempt,
       });
       env.clients.push(service);
       return { db: get().db.prisma, service, clock, logger: silentLogger };
@@ -125,5 +129,29 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     })();
     await expect(generate(worker(failing), callId)).rejects.toBe(away);
     expect(await claimOf(db, callId)).toBeNull();
+  });
+
+  it('is not held while the request waits to be retried after a 429', async () => {
+    // The Service allows one request a second; the budget (roomy) does not know it.
+    const { sandbox, callId, worker } = await start({ ...ROOMY, burstPerSecond: 1 });
+    const db = get().db.prisma;
+    await upsertDiscovered(db, { callId, crm: 'hubspot', now: new Date(clock.now()) });
+    const statuses: string[] = [];
+    const deps = worker(new InMemorySlotLedger(), (info) => statuses.push(info.status));
+    await deps.service.getCall(callId, { priority: 'writeback' }); // spends this second's request
+    await clock.advance(100); // past the budget's pace for write-back requests, within the second
+    let settled = false;
+    const drafts = generate(deps, callId).finally(() => (settled = true));
+
+    await expect.poll(() => statuses).toEqual(['2xx', '429']);
+    expect(await claimOf(db, callId)).toBeNull();
+    await waitFor('the retry to be answered', async () => {
+      await clock.advance(250);
+      return settled;
+    });
+    expect((await drafts).length).toBeGreaterThan(0);
+    expect(statuses).toEqual(['2xx', '429', '2xx']);
+    expect(sandbox.state.countersSnapshot().rejected429).toBe(1);
+    expect(await claimOf(db, callId)).not.toBeNull();
   });
 });

@@ -41,18 +41,15 @@ describe.skipIf(!TEST_DATABASE_URL)('a follow-up claim when the database goes aw
     const lines: string[] = [];
     const logger = createLogger({ level: 'info' }, { write: (l: string) => void lines.push(l) });
     await upsertDiscovered(db.prisma, { callId: 'c1', crm: 'hubspot', now: new Date(clock.now()) });
-    // The slot is granted and the claim taken (beforeSend); then the connection is refused, and
+    // The slot is granted and the claim taken (aroundSend); then the connection is refused, and
     // the database outage starts at the same moment.
     const service = {
-      async generateFollowups(_id: string, _body: unknown, opts: FollowupOptions) {
-        await opts.beforeSend?.();
-        proxy.cut();
-        throw new ServiceTransientError(
-          'refused',
-          { method: 'POST', path: '/v1/calls/c1/followups' },
-          'refused',
-        );
-      },
+      generateFollowups: (_id: string, _body: unknown, opts: FollowupOptions) =>
+        opts.aroundSend!(() => {
+          proxy.cut();
+          const ctx = { method: 'POST', path: '/v1/calls/c1/followups' };
+          return Promise.reject(new ServiceTransientError('refused', ctx, 'refused'));
+        }),
     } as unknown as ServiceClient;
 
     const attempt = generateFollowupsOnce(

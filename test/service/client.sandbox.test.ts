@@ -194,21 +194,23 @@ describe('endpoints', () => {
     ).toEqual(drafts.map((d) => d.id));
   });
 
-  it('generateFollowups runs beforeSend inside the granted slot, and sends nothing if it throws', async () => {
+  it('generateFollowups runs aroundSend inside the granted slot; nothing is sent without it', async () => {
     const env = await setup();
     const id = callWithStatus(env, 'analyzed');
     const before = env.sandbox.state.followups(id).length;
     const seen: { runs: number; made: number }[] = [];
-    const beforeSend = async () => {
+    const aroundSend = <T>(send: () => Promise<T>) => {
       seen.push({ runs: env.budget.runs.length, made: env.sandbox.state.followups(id).length });
+      return send();
     };
-    await env.client.generateFollowups(id, {}, { ...live, beforeSend });
+    await env.client.generateFollowups(id, {}, { ...live, aroundSend });
     expect(seen).toEqual([{ runs: 1, made: before }]);
     const made = env.sandbox.state.followups(id).length;
+    expect(made).toBeGreaterThan(before);
 
     const refused = new Error('claimed elsewhere');
     const refuse = () => Promise.reject(refused);
-    await expect(env.client.generateFollowups(id, {}, { ...live, beforeSend: refuse })).rejects.toBe(refused);
+    await expect(env.client.generateFollowups(id, {}, { ...live, aroundSend: refuse })).rejects.toBe(refused);
     expect(env.budget.runs).toHaveLength(2);
     expect(env.sandbox.state.followups(id)).toHaveLength(made);
   });
