@@ -26,6 +26,7 @@ import {
   settleFollowupClaim,
   type DraftInput,
 } from '../store/followupRepo.js';
+import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackItem } from './writeback.js';
@@ -36,7 +37,7 @@ export const FOLLOWUP_UNCERTAIN = 'FOLLOWUP_UNCERTAIN';
  * True when the failed request surely made no drafts, so asking again is safe: the Service did not
  * act (429, 503, not sent), it refused the request (a 4xx: the job's own outcome then decides
  * whether to try again), or it was never sent: the 401 stop, or an error that is not a
- * ServiceError (the budget's, its database ledger's), since the client ends every request that
+ * ServiceError (the budget's, its database ledger's, a slot that lapsed before sending), since the client ends every request that
  * reached the wire in a ServiceError (transport.ts).
  */
 export function followupRequestNotMade(error: unknown): boolean {
@@ -63,7 +64,10 @@ export async function generateFollowupsOnce(
   // Each attempt, inside its granted slot: claimed just before sending, released when the
   // Service surely did not act, so no claim is held while waiting for the budget or a retry.
   const claimedAround = async <T>(send: () => Promise<T>): Promise<T> => {
-    if (!(await claimFollowupGeneration(db, callId, crm, new Date(clock.now())))) {
+    // The live lane, so on the embedded database it does not wait behind bulk statements: the
+    // client drops the slot if the claim takes too long (SEND_DEADLINE_MS).
+    const claim = () => claimFollowupGeneration(db, callId, crm, new Date(clock.now()));
+    if (!(await runAsLive(claim))) {
       throw new FollowupClaimTaken();
     }
     try {

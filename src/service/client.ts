@@ -4,10 +4,17 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
+import { DEFAULT_SAFETY_MARGIN_MS } from '../budget/budget.js';
 import { silentLogger } from '../log/logger.js';
 import { systemClock } from '../util/clock.js';
 import { USER_AGENT } from '../version.js';
-import { runWithRetries, type AttemptLoopDeps, type AuthState, type Operation } from './attempts.js';
+import {
+  runWithRetries,
+  SlotLapsedError,
+  type AttemptLoopDeps,
+  type AuthState,
+  type Operation,
+} from './attempts.js';
 import {
   ACCEPT_JSON,
   ACCEPT_RECORDING,
@@ -39,6 +46,12 @@ import { parseJsonText, parseResponse } from './validate.js';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
 export const DEFAULT_MAX_ATTEMPTS = 5;
+/**
+ * How long after its slot was granted a wrapped request (aroundSend) may still leave: the budget
+ * recorded its start at the grant, and its windows keep DEFAULT_SAFETY_MARGIN_MS of margin for
+ * the lag. Later, it is not sent and takes a fresh slot (SlotLapsedError).
+ */
+export const SEND_DEADLINE_MS = DEFAULT_SAFETY_MARGIN_MS / 2;
 
 interface JsonRequest<S extends z.ZodType> {
   method: 'GET' | 'POST';
@@ -132,9 +145,21 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
       if (text.trim() === '' && req.whenEmpty !== undefined) return req.whenEmpty;
       return parseResponse(req.schema, parseJsonText(text, ok), ok);
     };
-    // A wrapper's database round trip before sending stays inside the budget's safety margin.
+    // A wrapper's database round trip before sending must stay inside the budget's safety
+    // margin, which assumes the request leaves when its slot is granted: past SEND_DEADLINE_MS
+    // it is not sent, the wrapper sees the SlotLapsedError (and undoes its work), and the
+    // attempt loop takes a new slot.
     const { aroundSend } = req;
-    const once = aroundSend ? () => aroundSend(send) : send;
+    const once = aroundSend
+      ? () => {
+          const grantedAt = clock.now();
+          return aroundSend(() => {
+            const lateMs = clock.now() - grantedAt;
+            if (lateMs > SEND_DEADLINE_MS) throw new SlotLapsedError(op.label, lateMs);
+            return send();
+          });
+        }
+      : send;
     return runWithRetries(loop, op, () =>
       deps.budget.run(opts.priority, once, { signal: opts.signal, label: op.label }),
     );

@@ -13,7 +13,7 @@ import type { SlotGrant, SlotLedger, SlotRequest } from '../../src/budget/types.
 import { silentLogger } from '../../src/log/logger.js';
 import { generateFollowupsOnce } from '../../src/pipelines/followups.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
-import { createServiceClient } from '../../src/service/client.js';
+import { createServiceClient, SEND_DEADLINE_MS } from '../../src/service/client.js';
 import type { AttemptInfo, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';
 import { listFollowupDrafts } from '../../src/store/followupRepo.js';
@@ -153,5 +153,52 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     expect(statuses).toEqual(['2xx', '429', '2xx']);
     expect(sandbox.state.countersSnapshot().rejected429).toBe(1);
     expect(await claimOf(db, callId)).not.toBeNull();
+  });
+
+  it('is not sent on a slot its claim outlasted: released, a fresh slot, sent once', async () => {
+    const { sandbox, callId, worker } = await start();
+    const db = get().db.prisma;
+    await upsertDiscovered(db, { callId, crm: 'hubspot', now: new Date(clock.now()) });
+    const before = sandbox.state.followups(callId).length;
+    const statuses: string[] = [];
+    let granted = 0;
+    const ledger = new (class extends InMemorySlotLedger {
+      override async acquire(request: SlotRequest): Promise<SlotGrant> {
+        const grant = await super.acquire(request);
+        if (grant.granted) granted++;
+        return grant;
+      }
+    })();
+    const deps = worker(ledger, (info) => statuses.push(info.status));
+    // The first claim's round trip outlasts the send deadline (a busy database).
+    const writes: string[] = [];
+    const syncStatus = new Proxy(db.syncStatus, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop !== 'updateMany' || typeof value !== 'function') return value;
+        return async (args: { data: { followupsRequestedAt?: Date | null } }) => {
+          const result = (await value.call(target, args)) as unknown;
+          const at = args.data.followupsRequestedAt;
+          writes.push(at === undefined ? 'settle' : at === null ? 'release' : 'claim');
+          if (writes.length === 1) await clock.advance(SEND_DEADLINE_MS + 1);
+          return result;
+        };
+      },
+    });
+    const slow = new Proxy(db, {
+      get: (target, prop) => (prop === 'syncStatus' ? syncStatus : Reflect.get(target, prop)),
+    });
+
+    const got = await generate({ ...deps, db: slow }, callId);
+    expect(writes).toEqual(['claim', 'release', 'claim', 'settle']);
+    expect(granted).toBe(2); // the lapsed slot, then a fresh one
+    const made = sandbox.state.followups(callId).slice(before);
+    expect(statuses).toEqual(['2xx']); // one request reached the Service
+    expect(made.length).toBeGreaterThan(0);
+    expect(got.map((d) => d.id)).toEqual(made.map((d) => d.id));
+    const stored = (await listFollowupDrafts(db, callId)).map((d) => d.draftId);
+    expect(stored.sort()).toEqual(made.map((d) => d.id).sort()); // stored once each
+    expect(await claimOf(db, callId)).not.toBeNull();
+    expect((await getSyncStatus(db, callId, 'hubspot'))?.warnings).toEqual([]);
   });
 });
