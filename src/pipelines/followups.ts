@@ -1,10 +1,12 @@
 /**
  * Follow-up generation for one call, at most once: each POST /followups makes new drafts, so the
- * request is claimed in the database before it is sent. A failure that proves the Service did not
- * act on it (serviceDidNotAct, or the budget refusing before sending) releases the claim and is
- * rethrown, so the job's retry asks again. An ambiguous one (a timeout after sending, a 500, a
- * connection lost mid-request) keeps the claim: the call is written without drafts and carries a
- * FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
+ * request is claimed in the database before it is sent. The claim is taken only once the budget
+ * has granted the attempt its slot, right before it goes out (the client's aroundSend), so a
+ * worker killed while requests wait for the budget leaves no claims behind: only a request in
+ * flight can be lost. A failure that proves the Service did not act on it (serviceDidNotAct)
+ * releases the claim at once, so the client's retry, or the job's, asks again. An ambiguous one
+ * (a timeout after sending, a 500, a connection lost mid-request) keeps the claim: the call is
+ * written without drafts and carries a FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
  * and are attached to the activity then. A worker killed mid-request is the same ambiguity: its
  * claim is never settled, and the job's next run records the warning instead of asking again.
  */
@@ -17,12 +19,14 @@ import {
 } from '../service/errors.js';
 import {
   claimFollowupGeneration,
+  followupGenerationClaimed,
   releaseFollowupGeneration,
   saveFollowupDrafts,
   settleAbandonedFollowupClaim,
   settleFollowupClaim,
   type DraftInput,
 } from '../store/followupRepo.js';
+import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackItem } from './writeback.js';
@@ -33,7 +37,7 @@ export const FOLLOWUP_UNCERTAIN = 'FOLLOWUP_UNCERTAIN';
  * True when the failed request surely made no drafts, so asking again is safe: the Service did not
  * act (429, 503, not sent), it refused the request (a 4xx: the job's own outcome then decides
  * whether to try again), or it was never sent: the 401 stop, or an error that is not a
- * ServiceError (the budget's, its database ledger's), since the client ends every request that
+ * ServiceError (the budget's, its database ledger's, a slot that lapsed before sending), since the client ends every request that
  * reached the wire in a ServiceError (transport.ts).
  */
 export function followupRequestNotMade(error: unknown): boolean {
@@ -46,36 +50,54 @@ export function followupRequestNotMade(error: unknown): boolean {
   return serviceDidNotAct(error) || refused || error instanceof ServiceUnauthorizedError;
 }
 
+/** Thrown by the claim when an earlier run holds it: that attempt is not sent. */
+class FollowupClaimTaken extends Error {}
+
 export async function generateFollowupsOnce(
   deps: Pick<PipelineDeps, 'db' | 'service' | 'clock' | 'logger'>,
   req: { callId: string; crm: CrmName; email: string; item: WritebackItem },
 ): Promise<DraftInput[]> {
   const { db, clock } = deps;
   const { callId, crm } = req;
-  if (!(await claimFollowupGeneration(db, callId, crm, new Date(clock.now())))) {
-    await noteAbandonedClaim(deps, req);
-    return [];
-  }
+  // Checked first too, so a rerun does not wait for a budget slot only to find the claim taken.
+  if (await followupGenerationClaimed(db, callId, crm)) return noteAbandonedClaim(deps, req);
+  // Each attempt, inside its granted slot: claimed just before sending, released when the
+  // Service surely did not act, so no claim is held while waiting for the budget or a retry.
+  const claimedAround = async <T>(send: () => Promise<T>): Promise<T> => {
+    // The live lane, so on the embedded database it does not wait behind bulk statements: the
+    // client drops the slot if the claim takes too long (SEND_DEADLINE_MS).
+    const claim = () => claimFollowupGeneration(db, callId, crm, new Date(clock.now()));
+    if (!(await runAsLive(claim))) {
+      throw new FollowupClaimTaken();
+    }
+    try {
+      return await send();
+    } catch (error) {
+      if (followupRequestNotMade(error)) {
+        // The database may be failing too: undo the claim once it is back, or the call would
+        // be written without drafts and without a word.
+        await retryWhileDatabaseAway(
+          deps,
+          'release a follow-up claim',
+          () => releaseFollowupGeneration(db, callId, crm, new Date(clock.now())),
+          { context: { callId } },
+        );
+      }
+      throw error;
+    }
+  };
   let drafts: DraftInput[];
   try {
-    const opts = { priority: req.item.priority };
+    const opts = { priority: req.item.priority, aroundSend: claimedAround };
     drafts = (await deps.service.generateFollowups(
       callId,
       { recipients: [req.email] },
       opts,
     )) as DraftInput[];
   } catch (error) {
-    if (followupRequestNotMade(error)) {
-      // Often the database itself is what failed (the budget's ledger): undo the claim once it is
-      // back, or the call would be written without drafts and without a word.
-      await retryWhileDatabaseAway(
-        deps,
-        'release a follow-up claim',
-        () => releaseFollowupGeneration(db, callId, crm, new Date(clock.now())),
-        { context: { callId } },
-      );
-      throw error;
-    }
+    if (error instanceof FollowupClaimTaken) return noteAbandonedClaim(deps, req);
+    // Released already, or never claimed (the budget refused, or the claim's query failed).
+    if (followupRequestNotMade(error)) throw error;
     const why = error instanceof ServiceError ? `${error.code}: ${error.message}` : String(error);
     // Recorded now, not with the write: it must survive this try failing later on.
     const warning = `${FOLLOWUP_UNCERTAIN}: the follow-up request failed after it may have reached the Service (${why}); not sent again, so drafts come only from followup.generated`;
@@ -103,14 +125,14 @@ export async function generateFollowupsOnce(
 }
 
 /**
- * The claim was taken by an earlier run. If that run stopped between asking and hearing back (a
+ * The claim was taken by an earlier run; returns no drafts. If that run stopped between asking and hearing back (a
  * kill, a lost lease), whether the Service made drafts is unknown: warn as for an ambiguous
  * failure, and never ask again.
  */
 async function noteAbandonedClaim(
   deps: Pick<PipelineDeps, 'db' | 'clock' | 'logger'>,
   req: { callId: string; crm: CrmName },
-): Promise<void> {
+): Promise<DraftInput[]> {
   const { callId, crm } = req;
   const warning = (claimedAt: Date) =>
     `${FOLLOWUP_UNCERTAIN}: the worker asking for follow-ups at ${claimedAt.toISOString()} stopped before the answer; not sent again, so drafts come only from followup.generated`;
@@ -122,4 +144,5 @@ async function noteAbandonedClaim(
       'an earlier follow-up request ended without an answer; writing the call without drafts',
     );
   }
+  return [];
 }

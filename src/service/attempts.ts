@@ -14,6 +14,19 @@ import {
 import { decideRetry, rateLimitWaitMs } from './retry.js';
 import type { AttemptInfo } from './types.js';
 
+/**
+ * Thrown instead of sending when a request could not leave soon enough after its budget slot was
+ * granted (a slow database round trip in FollowupOptions.aroundSend): nothing was sent, so the
+ * Service surely did nothing. Not a ServiceError: the attempt loop takes a fresh slot at once.
+ */
+export class SlotLapsedError extends Error {
+  readonly code = 'SLOT_LAPSED';
+  constructor(label: string, lateMs: number) {
+    super(`${label} not sent: it was ready ${lateMs} ms after its budget slot was granted`);
+    this.name = 'SlotLapsedError';
+  }
+}
+
 /** Shared by every call of one client: after a 401 nothing is sent until `resetAuth()`. */
 export interface AuthState {
   unauthorized: boolean;
@@ -49,6 +62,7 @@ export async function runWithRetries<T>(
   op: Operation,
   attempt: () => Promise<T>,
 ): Promise<T> {
+  let lapsed = 0;
   for (let n = 1; ; n++) {
     if (deps.auth.unauthorized) {
       throw new ServiceUnauthorizedError(
@@ -63,6 +77,16 @@ export async function runWithRetries<T>(
       deps.onAttempt?.({ endpoint: op.label, status: '2xx', durationMs: deps.clock.now() - started });
       return value;
     } catch (err) {
+      // Not a Service attempt: no backoff, no failure counted; bounded so a stalled database
+      // cannot spend slots forever (the caller then sees the error and its job retries).
+      if (err instanceof SlotLapsedError && ++lapsed < deps.maxAttempts) {
+        deps.logger.debug(
+          { endpoint: op.label, lapsed },
+          'budget slot lapsed before sending; taking a new one',
+        );
+        n--;
+        continue;
+      }
       deps.onAttempt?.({ endpoint: op.label, status: statusOf(err), durationMs: deps.clock.now() - started });
       onFailure(deps, op, err, n);
       const decision = decideRetry(err, n, {

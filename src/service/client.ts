@@ -4,10 +4,17 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
+import { DEFAULT_SAFETY_MARGIN_MS } from '../budget/budget.js';
 import { silentLogger } from '../log/logger.js';
 import { systemClock } from '../util/clock.js';
 import { USER_AGENT } from '../version.js';
-import { runWithRetries, type AttemptLoopDeps, type AuthState, type Operation } from './attempts.js';
+import {
+  runWithRetries,
+  SlotLapsedError,
+  type AttemptLoopDeps,
+  type AuthState,
+  type Operation,
+} from './attempts.js';
 import {
   ACCEPT_JSON,
   ACCEPT_RECORDING,
@@ -34,11 +41,17 @@ import {
 import { fetchRecording } from './recording.js';
 import { errorFromResponse } from './responseErrors.js';
 import { createTransport, type OutgoingRequest } from './transport.js';
-import type { CallOptions, CallPage, ServiceClient, ServiceClientDeps } from './types.js';
+import type { CallOptions, CallPage, FollowupOptions, ServiceClient, ServiceClientDeps } from './types.js';
 import { parseJsonText, parseResponse } from './validate.js';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
 export const DEFAULT_MAX_ATTEMPTS = 5;
+/**
+ * How long after its slot was granted a wrapped request (aroundSend) may still leave: the budget
+ * recorded its start at the grant, and its windows keep DEFAULT_SAFETY_MARGIN_MS of margin for
+ * the lag. Later, it is not sent and takes a fresh slot (SlotLapsedError).
+ */
+export const SEND_DEADLINE_MS = DEFAULT_SAFETY_MARGIN_MS / 2;
 
 interface JsonRequest<S extends z.ZodType> {
   method: 'GET' | 'POST';
@@ -51,6 +64,8 @@ interface JsonRequest<S extends z.ZodType> {
   idempotent?: boolean;
   /** What an empty 2xx body stands for; without it an empty body is a contract breach. */
   whenEmpty?: z.infer<S>;
+  /** FollowupOptions.aroundSend: wraps each attempt inside its granted slot. */
+  aroundSend?: FollowupOptions['aroundSend'];
 }
 
 export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
@@ -121,7 +136,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
       context,
     };
     const failure = failureOf(req.method, req.path, req.template.endsWith('/analysis'));
-    const once = async (): Promise<z.infer<S>> => {
+    const send = async (): Promise<z.infer<S>> => {
       const res = await transport.send(outgoing);
       const text = await transport.readText(res, outgoing);
       if (res.status < 200 || res.status > 299)
@@ -130,6 +145,21 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
       if (text.trim() === '' && req.whenEmpty !== undefined) return req.whenEmpty;
       return parseResponse(req.schema, parseJsonText(text, ok), ok);
     };
+    // A wrapper's database round trip before sending must stay inside the budget's safety
+    // margin, which assumes the request leaves when its slot is granted: past SEND_DEADLINE_MS
+    // it is not sent, the wrapper sees the SlotLapsedError (and undoes its work), and the
+    // attempt loop takes a new slot.
+    const { aroundSend } = req;
+    const once = aroundSend
+      ? () => {
+          const grantedAt = clock.now();
+          return aroundSend(() => {
+            const lateMs = clock.now() - grantedAt;
+            if (lateMs > SEND_DEADLINE_MS) throw new SlotLapsedError(op.label, lateMs);
+            return send();
+          });
+        }
+      : send;
     return runWithRetries(loop, op, () =>
       deps.budget.run(opts.priority, once, { signal: opts.signal, label: op.label }),
     );
@@ -269,7 +299,14 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
       const where = callPaths(id, paths.followups, 'POST');
       // Each POST creates new drafts: only retried when the Service surely did nothing.
       const res = await requestJson(
-        { method: 'POST', ...where, body, schema: followupsResponseSchema, idempotent: false },
+        {
+          method: 'POST',
+          ...where,
+          body,
+          schema: followupsResponseSchema,
+          idempotent: false,
+          aroundSend: opts.aroundSend,
+        },
         opts,
       );
       return res.data;

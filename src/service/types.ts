@@ -67,6 +67,16 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface FollowupOptions extends CallOptions {
+  /**
+   * Wraps each attempt once the budget has granted its slot: `send` sends the request and reads
+   * the answer. For work that must happen only while a request is really leaving, and be undone
+   * when it failed (the follow-up claim: a kill while the request waits for a slot or for its
+   * retry then costs nothing). If it throws without calling `send`, nothing is sent.
+   */
+  aroundSend?: <T>(send: () => Promise<T>) => Promise<T>;
+}
+
 export interface ListCallsParams {
   limit?: number;
   cursor?: string | null;
@@ -103,7 +113,7 @@ export interface ServiceClient {
     opts: CallOptions,
   ): Promise<Record<string, unknown>>;
   pushContext(id: string, body: ContextBody, opts: CallOptions): Promise<{ status: string }>;
-  generateFollowups(id: string, body: FollowupRequest, opts: CallOptions): Promise<FollowupDraft[]>;
+  generateFollowups(id: string, body: FollowupRequest, opts: FollowupOptions): Promise<FollowupDraft[]>;
   health(): ServiceHealth;
   /** After the operator replaced the key: allow requests again. */
   resetAuth(): void;

@@ -125,6 +125,15 @@ export async function claimFollowupGeneration(
   return count === 1;
 }
 
+/** Whether claimFollowupGeneration would refuse: an earlier run asked already. */
+export async function followupGenerationClaimed(db: Db, callId: string, crm: CrmName): Promise<boolean> {
+  const row = await db.syncStatus.findUnique({
+    where: { callId_crm: { callId, crm } },
+    select: { followupsRequestedAt: true },
+  });
+  return row?.followupsRequestedAt != null;
+}
+
 /**
  * Records that the claimed request's outcome is known: answered (the drafts, if any, are stored
  * first) or, with `warning`, lost to an ambiguous failure. A claim left unsettled means its run

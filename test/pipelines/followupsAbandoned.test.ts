@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { FOLLOWUP_UNCERTAIN, generateFollowupsOnce } from '../../src/pipelines/followups.js';
 import { ServiceTransientError } from '../../src/service/errors.js';
-import type { ServiceClient } from '../../src/service/types.js';
+import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';
 import { saveFollowupDrafts, settleAbandonedFollowupClaim } from '../../src/store/followupRepo.js';
 import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
@@ -18,14 +18,16 @@ import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const DRAFT = { id: 'd1', subject: 'Thanks', body: 'Next steps', to: ['a@b.c'] };
 
-/** A Service whose follow-up answer is `answer`; counts requests. */
+/** A Service whose follow-up answer is `answer`; counts requests sent (aroundSend let them go). */
 function service(answer: () => Promise<unknown>) {
   const asked = { count: 0 };
+  const send = () => {
+    asked.count++;
+    return answer();
+  };
   const client = {
-    generateFollowups() {
-      asked.count++;
-      return answer();
-    },
+    generateFollowups: (_id: string, _body: unknown, opts: FollowupOptions) =>
+      opts.aroundSend ? opts.aroundSend(send) : send(),
   } as unknown as ServiceClient;
   return { client, asked };
 }

@@ -1,12 +1,13 @@
 /**
- * A follow-up request stopped before sending by the database going away (the budget's ledger is
- * in the database): the claim must be undone once the database is back, or the call would be
- * written without drafts and without a warning. PostgreSQL through a TCP proxy the test cuts.
+ * A claimed follow-up request the Service did not act on (a refused connection) while the database
+ * goes away too: the claim must be undone once the database is back, or the call would be written
+ * without drafts and without a warning. PostgreSQL through a TCP proxy the test cuts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { generateFollowupsOnce } from '../../src/pipelines/followups.js';
-import type { ServiceClient } from '../../src/service/types.js';
+import { ServiceTransientError } from '../../src/service/errors.js';
+import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { claimFollowupGeneration } from '../../src/store/followupRepo.js';
 import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
@@ -40,16 +41,15 @@ describe.skipIf(!TEST_DATABASE_URL)('a follow-up claim when the database goes aw
     const lines: string[] = [];
     const logger = createLogger({ level: 'info' }, { write: (l: string) => void lines.push(l) });
     await upsertDiscovered(db.prisma, { callId: 'c1', crm: 'hubspot', now: new Date(clock.now()) });
-    // Stands in for the budget refusing before sending because its ledger's query failed: the
-    // outage starts here, and the error is the real one from a query on the cut connection.
+    // The slot is granted and the claim taken (aroundSend); then the connection is refused, and
+    // the database outage starts at the same moment.
     const service = {
-      async generateFollowups() {
-        proxy.cut();
-        throw await db.prisma.syncStatus.count().then(
-          () => new Error('the database answered through a cut proxy'),
-          (err: unknown) => err,
-        );
-      },
+      generateFollowups: (_id: string, _body: unknown, opts: FollowupOptions) =>
+        opts.aroundSend!(() => {
+          proxy.cut();
+          const ctx = { method: 'POST', path: '/v1/calls/c1/followups' };
+          return Promise.reject(new ServiceTransientError('refused', ctx, 'refused'));
+        }),
     } as unknown as ServiceClient;
 
     const attempt = generateFollowupsOnce(

@@ -10,7 +10,8 @@ import {
   type ServiceSandbox,
   type ServiceSandboxOptions,
 } from '../../src/sandbox/service/index.js';
-import { createServiceClient } from '../../src/service/client.js';
+import { SlotLapsedError } from '../../src/service/attempts.js';
+import { createServiceClient, DEFAULT_MAX_ATTEMPTS, SEND_DEADLINE_MS } from '../../src/service/client.js';
 import {
   ServiceBadRequestError,
   ServiceDailyCapError,
@@ -192,6 +193,44 @@ describe('endpoints', () => {
         .slice(before)
         .map((d) => d.id),
     ).toEqual(drafts.map((d) => d.id));
+  });
+
+  it('generateFollowups runs aroundSend inside the granted slot; nothing is sent without it', async () => {
+    const env = await setup();
+    const id = callWithStatus(env, 'analyzed');
+    const before = env.sandbox.state.followups(id).length;
+    const seen: { runs: number; made: number }[] = [];
+    const aroundSend = <T>(send: () => Promise<T>) => {
+      seen.push({ runs: env.budget.runs.length, made: env.sandbox.state.followups(id).length });
+      return send();
+    };
+    await env.client.generateFollowups(id, {}, { ...live, aroundSend });
+    expect(seen).toEqual([{ runs: 1, made: before }]);
+    const made = env.sandbox.state.followups(id).length;
+    expect(made).toBeGreaterThan(before);
+
+    const refused = new Error('claimed elsewhere');
+    const refuse = () => Promise.reject(refused);
+    await expect(env.client.generateFollowups(id, {}, { ...live, aroundSend: refuse })).rejects.toBe(refused);
+    expect(env.budget.runs).toHaveLength(2);
+    expect(env.sandbox.state.followups(id)).toHaveLength(made);
+  });
+
+  it('generateFollowups does not send once aroundSend outlasts the deadline; each try a new slot', async () => {
+    const env = await setup();
+    const id = callWithStatus(env, 'analyzed');
+    const before = env.sandbox.state.followups(id).length;
+    const requests = counters(env).requests;
+    // A database that is always too slow: every slot lapses, and the loop gives up in the end.
+    const slow = async <T>(send: () => Promise<T>) => {
+      await env.clock.advance(SEND_DEADLINE_MS + 1);
+      return send();
+    };
+    const err = await rejectionOf(env.client.generateFollowups(id, {}, { ...live, aroundSend: slow }));
+    expect(err).toBeInstanceOf(SlotLapsedError);
+    expect(env.budget.runs).toHaveLength(DEFAULT_MAX_ATTEMPTS);
+    expect(counters(env).requests).toBe(requests);
+    expect(env.sandbox.state.followups(id)).toHaveLength(before);
   });
 
   it('every webhook event the sandbox emits parses', async () => {
