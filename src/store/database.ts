@@ -1,8 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
@@ -127,14 +125,20 @@ function openPostgres(url: string, poolSize: number | undefined, logger: Logger)
  * 16MB of buffers cost nothing measurable in the benchmarks and keep ~60 MB of RSS off an idle
  * worker. Durability settings are left alone (no relaxedDurability).
  */
-export const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
+const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
 async function openEmbedded(dataDir: string): Promise<Database> {
   const lock = acquireEmbeddedLock(dataDir);
   try {
     const dir = path.join(dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
-    const pglite = await PGlite.create({ dataDir: dir, startParams: EMBEDDED_START_PARAMS });
+    // Imported here, not at the top: a PostgreSQL worker never loads PGlite (~3 MB of RSS).
+    const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('pglite-prisma-adapter'),
+    ]);
+    const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
+    const pglite = await PGlite.create({ dataDir: dir, startParams });
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(prioritise(pglite)) });
     return {
       prisma,

@@ -1,11 +1,12 @@
-import { PGlite } from '@electric-sql/pglite';
+// PGlite and its Prisma adapter (~3 MB of RSS) are imported when an embedded database is used:
+// a PostgreSQL worker never needs them.
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import {
   DriverAdapterError,
   type SqlDriverAdapter,
   type SqlMigrationAwareDriverAdapterFactory,
 } from '@prisma/driver-adapter-utils';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 
 /**
@@ -44,6 +45,7 @@ export function embeddedMigrationAdapter(pglite: PGlite): MigrationAdapter {
     adapterName: '@prisma/adapter-pglite',
     connect: () => connectPglite(pglite),
     connectToShadowDb: async () => {
+      const { PGlite } = await import('@electric-sql/pglite');
       const shadow = await PGlite.create({ dataDir: 'memory://' });
       shadows.push(shadow);
       return connectPglite(shadow);
@@ -59,6 +61,7 @@ export function embeddedMigrationAdapter(pglite: PGlite): MigrationAdapter {
 
 /** A throwaway in-memory database, for diffs that need no real one (schema vs migrations). */
 export async function scratchMigrationAdapter(): Promise<MigrationAdapter> {
+  const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create({ dataDir: 'memory://' });
   const inner = embeddedMigrationAdapter(pglite);
   return {
@@ -75,6 +78,7 @@ export async function scratchMigrationAdapter(): Promise<MigrationAdapter> {
  * is recorded as applied and its error escapes as an unhandled rejection. Awaited here.
  */
 async function connectPglite(pglite: PGlite): Promise<SqlDriverAdapter> {
+  const { PrismaPGlite } = await import('pglite-prisma-adapter');
   const adapter = await new PrismaPGlite(pglite).connect();
   adapter.executeScript = async (script: string) => {
     try {
