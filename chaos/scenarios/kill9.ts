@@ -6,7 +6,8 @@
  * no 429.
  */
 import type { DatabaseKind } from '../../src/store/database.js';
-import { pick } from '../../src/sandbox/service/rng.js';
+import { pick, shuffled } from '../../src/sandbox/service/rng.js';
+import { DEFAULT_LEASE_MS } from '../../src/store/leaderLease.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
@@ -24,6 +25,11 @@ export interface Kill9Options {
 
 /** How long a chosen moment may take to come before any moment will do. */
 const MOMENT_WAIT_MS = 8_000;
+/**
+ * A poll page after a kill comes only once the dead leader's poll lease has lapsed and the new
+ * worker's next poll is due (every 5 s here): wait that long for it, or no kill would ever land on one.
+ */
+const POLL_MOMENT_WAIT_MS = DEFAULT_LEASE_MS + 15_000;
 /**
  * Quiescence bound after the last kill: jobs a killed worker had claimed on PostgreSQL wait out
  * their 60 s claim lease (another replica may still hold them), then run.
@@ -63,16 +69,19 @@ async function runKill9(ctx: ScenarioContext, options: Kill9Options) {
       any: 0,
     };
     const restartMs: number[] = [];
+    // Each kind of moment first (in a seeded order), then seeded picks: every kind gets its kill.
+    const firsts = shuffled(ctx.random, MOMENTS);
     // Kills stop in time to leave the quiescence wait its whole bound.
     const killsEnd = started + options.budgetMs - QUIESCENCE_MS - 10_000;
     for (let i = 0; i < options.kills && Date.now() < killsEnd && !ctx.signal.aborted; i++) {
       // Somewhere into the run, not always the first moment after a restart.
       await new Promise((resolve) => setTimeout(resolve, ctx.random() * 1_500));
       const victim = worker;
-      const wanted = pick(ctx.random, MOMENTS);
+      const wanted = firsts[i] ?? pick(ctx.random, MOMENTS);
+      const waitMs = wanted === 'poll-page' ? POLL_MOMENT_WAIT_MS : MOMENT_WAIT_MS;
       if (wanted === 'webhook-intake') load.replay();
       let hit: Moment | 'any' = wanted;
-      if (!(await taps.next(wanted, () => void victim.kill9(), MOMENT_WAIT_MS))) {
+      if (!(await taps.next(wanted, () => void victim.kill9(), waitMs))) {
         // The wanted moment did not come (e.g. a dead leader's poll lease): take the next of any kind.
         const any = await Promise.race(
           MOMENTS.map((m) =>
@@ -96,6 +105,11 @@ async function runKill9(ctx: ScenarioContext, options: Kill9Options) {
       `intake ${hits['webhook-intake']}/write ${hits['crm-batch-write']}/follow-up ${hits['followup-generation']}/poll ${hits['poll-page']}/other ${hits.any}`,
     );
     verdict.check(kills === options.kills, `only ${kills}/${options.kills} kills fitted in the budget`);
+    const missed = MOMENTS.filter((m) => hits[m] === 0);
+    verdict.check(
+      options.kills < MOMENTS.length || missed.length === 0,
+      `no kill landed during: ${missed.join(', ')}`,
+    );
     await loading;
     const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
       timeoutMs: Math.min(QUIESCENCE_MS, started + options.budgetMs - 5_000 - Date.now()),
