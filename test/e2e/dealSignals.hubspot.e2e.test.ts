@@ -4,52 +4,26 @@
  * call does not overwrite them (test/e2e/dealSignals.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
-import {
-  completeCall,
-  createCall,
-  freePort,
-  removeTempDirs,
-  startWorkerProcess,
-  stopWorker,
-  tempDataDir,
-  waitFor,
-  waitWrittenBack,
-  workerEnv,
-  type WorkerEnv,
-  type WorkerProcess,
-} from './harness.js';
+import { completeCall, createCall, waitFor, waitWrittenBack, type WorkerProcess } from './harness.js';
 import { hubspotCallEngagements, hubspotLinks } from './readback.js';
+import { startHubSpotStack, type E2eStack } from './stack.js';
 
 const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
 
 let svc: ServiceSandbox;
 let hs: HubSpotSandbox;
+let stack: E2eStack<HubSpotSandbox>;
 let worker: WorkerProcess;
-let env: WorkerEnv;
 
 beforeAll(async () => {
-  const port = await freePort();
-  [svc, hs] = await Promise.all([
-    startServiceSandbox({
-      plan: 'enterprise',
-      seedCalls: 0,
-      analysisDelayMs: 50,
-      webhookUrl: `http://127.0.0.1:${port}/webhooks`,
-    }),
-    startHubSpotSandbox(),
-  ]);
-  env = workerEnv(svc, { kind: 'hubspot', sandbox: hs }, { PORT: String(port), DATA_DIR: tempDataDir() });
-  worker = await startWorkerProcess(env);
+  stack = await startHubSpotStack();
+  ({ svc, crm: hs, worker } = stack);
 });
 
-afterAll(async () => {
-  if (worker) await stopWorker(worker).catch(() => undefined);
-  await Promise.all([svc?.close(), hs?.close()]);
-  removeTempDirs();
-});
+afterAll(() => stack?.close());
 
 /** HubSpot sends every property value as text; an empty one is unset. */
 const num = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
@@ -94,8 +68,8 @@ describe('deal signals on HubSpot, end to end', () => {
 
   it('after a restart on the same database the deal is neither rewritten nor skipped', async () => {
     const before = dealUpdates();
-    await stopWorker(worker);
-    worker = await startWorkerProcess(env);
+    await stack.restartWorker();
+    worker = stack.worker;
     // No deal is due after the restart (the start-up poll and housekeeping send nothing); the next
     // newer call is written exactly once.
     const next = await createCall(svc, DANA);

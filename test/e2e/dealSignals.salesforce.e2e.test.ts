@@ -4,47 +4,26 @@
  * older call does not overwrite them (test/e2e/dealSignals.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
-import {
-  freePort,
-  removeTempDirs,
-  startWorkerProcess,
-  stopWorker,
-  tempDataDir,
-  workerEnv,
-  type WorkerProcess,
-} from './harness.js';
+import { type WorkerProcess } from './harness.js';
 import { salesforceTasks } from './readback.js';
+import { startSalesforceStack, type E2eStack } from './stack.js';
 
 const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
 
 let svc: ServiceSandbox;
 let sf: SalesforceSandbox;
+let stack: E2eStack<SalesforceSandbox>;
 let worker: WorkerProcess;
 
 beforeAll(async () => {
-  const port = await freePort();
-  [svc, sf] = await Promise.all([
-    startServiceSandbox({
-      plan: 'enterprise',
-      seedCalls: 0,
-      analysisDelayMs: 50,
-      webhookUrl: `http://127.0.0.1:${port}/webhooks`,
-    }),
-    startSalesforceSandbox(),
-  ]);
-  worker = await startWorkerProcess(
-    workerEnv(svc, { kind: 'salesforce', sandbox: sf }, { PORT: String(port), DATA_DIR: tempDataDir() }),
-  );
+  stack = await startSalesforceStack();
+  ({ svc, crm: sf, worker } = stack);
 });
 
-afterAll(async () => {
-  if (worker) await stopWorker(worker).catch(() => undefined);
-  await Promise.all([svc?.close(), sf?.close()]);
-  removeTempDirs();
-});
+afterAll(() => stack?.close());
 
 /** sObject Collections updates by id: `PATCH .../composite/sobjects` with no type in the path. */
 function opportunityUpdates(): number {

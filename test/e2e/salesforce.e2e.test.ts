@@ -3,21 +3,9 @@
  * with its scores and one draft EmailMessage per follow-up, on the right Who and What.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
-import {
-  completeCall,
-  createCall,
-  freePort,
-  removeTempDirs,
-  startWorkerProcess,
-  stopWorker,
-  tempDataDir,
-  waitFor,
-  waitWrittenBack,
-  workerEnv,
-  type WorkerProcess,
-} from './harness.js';
+import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { completeCall, createCall, waitFor, waitWrittenBack, type WorkerProcess } from './harness.js';
 import { expectEmptyFieldRecordsSynced } from './emptyFields.js';
 import {
   draftIds,
@@ -28,6 +16,7 @@ import {
   salesforceId,
   salesforceTasks,
 } from './readback.js';
+import { startSalesforceStack, type E2eStack } from './stack.js';
 
 const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
 // A Lead, not a Contact: the Task goes on the Lead and has no WhatId.
@@ -35,29 +24,15 @@ const LENA = { name: 'Lena Lead', email: 'lena.lead@globex.example', company: 'G
 
 let svc: ServiceSandbox;
 let sf: SalesforceSandbox;
+let stack: E2eStack<SalesforceSandbox>;
 let worker: WorkerProcess;
 
 beforeAll(async () => {
-  const port = await freePort();
-  [svc, sf] = await Promise.all([
-    startServiceSandbox({
-      plan: 'enterprise',
-      seedCalls: 0,
-      analysisDelayMs: 50,
-      webhookUrl: `http://127.0.0.1:${port}/webhooks`,
-    }),
-    startSalesforceSandbox(),
-  ]);
-  worker = await startWorkerProcess(
-    workerEnv(svc, { kind: 'salesforce', sandbox: sf }, { PORT: String(port), DATA_DIR: tempDataDir() }),
-  );
+  stack = await startSalesforceStack();
+  ({ svc, crm: sf, worker } = stack);
 });
 
-afterAll(async () => {
-  if (worker) await stopWorker(worker).catch(() => undefined);
-  await Promise.all([svc?.close(), sf?.close()]);
-  removeTempDirs();
-});
+afterAll(() => stack?.close());
 
 describe('worker + Salesforce, end to end', () => {
   it('pushes live context, then writes one call Task with scores and draft EmailMessages on the right records', async () => {
