@@ -113,6 +113,24 @@ describe('HubSpot sandbox over raw HTTP', () => {
     expect((await api('POST', '/crm/v3/objects/calls/batch/upsert', { inputs: many })).status).toBe(400);
   });
 
+  it('fails a whole batch write that names an unknown property with one 400, on upsert and update alike', async () => {
+    const upsert = await api('POST', '/crm/v3/objects/calls/batch/upsert', {
+      inputs: [{ idProperty: 'crmsync_call_id', id: 'u-1', properties: { no_such_property: '1' } }],
+    });
+    const dealId = Object.values(sb.state.refs.deals)[0];
+    const update = await api('POST', '/crm/v3/objects/deals/batch/update', {
+      inputs: [
+        { id: dealId, properties: { no_such_property: '1' } },
+        { id: '999999999', properties: {} },
+      ],
+    });
+    for (const res of [upsert, update]) {
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR' });
+      expect(res.body.errors[0].code).toBe('PROPERTY_DOESNT_EXIST');
+    }
+  });
+
   it('creates associations: labelled PUT answers 201, default PUT 200, wrong type ids 400', async () => {
     const created = await api('POST', '/crm/v3/objects/notes', {
       properties: { hs_timestamp: '2026-01-01T00:00:00Z' },

@@ -1,3 +1,4 @@
+import type { Problem } from './store.js';
 import { randomUUID } from 'node:crypto';
 
 /**
@@ -78,6 +79,17 @@ export function propertyValuesError(problems: PropertyProblem[]): SandboxHttpErr
     `Property values were not valid: ${JSON.stringify(embedded)}`,
     problems.map((p) => ({ message: p.message, code: p.error, context: { propertyName: [p.name] } })),
   );
+}
+
+/**
+ * A batch naming a property that does not exist fails as a whole with one 400 VALIDATION_ERROR,
+ * not a 207 per input; other problems stay per input. One rule for every batch write route.
+ */
+export function rejectUnknownProperties(problems: readonly (Problem | null | undefined)[]): void {
+  const missing = problems.flatMap((p) =>
+    p?.kind === 'invalid' ? p.problems.filter((x) => x.error === 'PROPERTY_DOESNT_EXIST') : [],
+  );
+  if (missing.length > 0) throw propertyValuesError(missing);
 }
 
 /** `SECONDLY` is the search limit's policy (five searches per second). */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { batchEnvelope, checkBatchSize, objectType, type SandboxState } from '../context.js';
-import { errorBody, propertyValuesError } from '../errors.js';
+import { errorBody, rejectUnknownProperties } from '../errors.js';
 
 interface UpdateInput {
   id?: string;
@@ -26,12 +26,7 @@ export function registerBatchUpdate(app: FastifyInstance, state: SandboxState): 
         const props = input.properties ?? {};
         return { id, existing, props, problem: existing ? store.check(type, props, false, id) : undefined };
       });
-      const missingProps = plans.flatMap((p) =>
-        p.problem?.kind === 'invalid'
-          ? p.problem.problems.filter((x) => x.error === 'PROPERTY_DOESNT_EXIST')
-          : [],
-      );
-      if (missingProps.length > 0) throw propertyValuesError(missingProps);
+      rejectUnknownProperties(plans.map((p) => p.problem));
       const results: unknown[] = [];
       const errors: unknown[] = [];
       for (const plan of plans) {

@@ -3,7 +3,7 @@ import { batchEnvelope, checkBatchSize, objectType, type SandboxState } from '..
 import {
   errorBody,
   notFound,
-  propertyValuesError,
+  rejectUnknownProperties,
   validationError,
   type SandboxHttpError,
 } from '../errors.js';
@@ -98,12 +98,7 @@ export function registerObjectWrites(app: FastifyInstance, state: SandboxState):
         problem: store.check(type, props, !existing, existing?.id),
       };
     });
-    const missingProps = plans.flatMap((p) =>
-      p.problem?.kind === 'invalid'
-        ? p.problem.problems.filter((x) => x.error === 'PROPERTY_DOESNT_EXIST')
-        : [],
-    );
-    if (missingProps.length > 0) throw propertyValuesError(missingProps);
+    rejectUnknownProperties(plans.map((p) => p.problem));
 
     const results: unknown[] = [];
     const errors: unknown[] = [];
