@@ -3,7 +3,7 @@
  * Opportunity delivered out of order leave it showing the newest call's values, and a replayed
  * older call does not overwrite them (test/e2e/dealSignals.ts).
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
@@ -36,7 +36,7 @@ const orUndefined = (v: unknown) => (v === null || v === '' ? undefined : v);
 
 describe('deal signals on Salesforce, end to end', () => {
   it('three calls on one Opportunity delivered out of order leave the newest call’s values; a replayed older call does not overwrite them', async () => {
-    await outOfOrderCallsOnOneDeal(
+    const outcome = await outOfOrderCallsOnOneDeal(
       svc,
       worker,
       DANA,
@@ -65,6 +65,12 @@ describe('deal signals on Salesforce, end to end', () => {
         openObjections: orUndefined(v.openObjections),
         lastNextStep: orUndefined(v.lastNextStep),
       }),
+    );
+    // Two Opportunity updates (middle, then newest), and the newest call's score is what it shows.
+    expect(outcome.dealUpdates).toBe(2);
+    const opportunity: Record<string, unknown> = sf.state.store.get('Opportunity', outcome.dealId) ?? {};
+    expect(opportunity.CrmSync_Last_Call_Score__c).toBe(
+      svc.state.getCall(outcome.newest)?.analysis?.scoring.overall,
     );
   });
 });

@@ -67,7 +67,7 @@ export async function outOfOrderCallsOnOneDeal(
   person: Person,
   crm: DealDriver,
   normalise: (view: DealView) => DealView,
-): Promise<void> {
+): Promise<{ dealId: string; newest: string; dealUpdates: number }> {
   // Created oldest first: the Service stamps strictly increasing start times.
   const oldest = await createCall(svc, person);
   const middle = await createCall(svc, person);
@@ -111,4 +111,5 @@ export async function outOfOrderCallsOnOneDeal(
   });
   expect(normalise(crm.read(dealId))).toEqual(shown);
   expect(crm.dealUpdates()).toBe(before + 2);
+  return { dealId, newest, dealUpdates: crm.dealUpdates() - before };
 }
