@@ -27,7 +27,7 @@ import {
   startSandboxes,
   workerEnv,
 } from './harness.js';
-import { percentile } from './stats.js';
+import { contextLatenciesMs, percentile } from './stats.js';
 
 export interface LiveBurstResult {
   calls: number;
@@ -118,15 +118,7 @@ export async function runLiveBurst(options: LiveBurstOptions = {}): Promise<Live
         timeoutMs: 60_000,
         intervalMs: 100,
       }).catch(() => undefined);
-      const latencies: number[] = [];
-      for (const id of ids) {
-        const started = sb.svc.state.events.find(
-          (e) => e.event.type === 'call.started' && e.event.data.call_id === id,
-        );
-        const context = sb.svc.state.contexts(id)[0];
-        if (started && context)
-          latencies.push(Date.parse(context.receivedAt) - Date.parse(started.event.created_at));
-      }
+      const latencies = contextLatenciesMs(sb.svc, ids);
       const sorted = [...latencies].sort((a, b) => a - b);
       return {
         calls,

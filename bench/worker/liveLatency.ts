@@ -8,7 +8,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from '../../src/log/logger.js';
-import { percentile } from './stats.js';
+import { contextLatenciesMs, percentile } from './stats.js';
 import {
   addAnalysedCalls,
   adminPost,
@@ -90,15 +90,7 @@ export async function benchLiveLatency(options: LiveLatencyOptions): Promise<Liv
       const after = { at: Date.now(), accepted: sb.svc.state.countersSnapshot().accepted };
       const status = await workerStatus(run.worker);
 
-      const latencies: number[] = [];
-      for (const id of ids) {
-        const started = sb.svc.state.events.find(
-          (e) => e.event.type === 'call.started' && e.event.data.call_id === id,
-        );
-        const context = sb.svc.state.contexts(id)[0];
-        if (started && context)
-          latencies.push(Date.parse(context.receivedAt) - Date.parse(started.event.created_at));
-      }
+      const latencies = contextLatenciesMs(sb.svc, ids);
       const sorted = [...latencies].sort((a, b) => a - b);
       return {
         latenciesMs: latencies,
