@@ -27,7 +27,7 @@ import {
   type SlotLedger,
 } from './types.js';
 import { Wakeup } from './wakeup.js';
-import { dailyAllowance, paceFor } from './window.js';
+import { dailyAllowance, dailyLiveReserve, paceFor } from './window.js';
 
 export interface RequestBudgetDeps {
   limits: PlanLimits;
@@ -87,7 +87,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   const liveReserve = deps.liveReserve;
   const share = deps.liveDailyReserve ?? 0.1;
   if (!(share >= 0 && share < 1)) throw new Error('liveDailyReserve must be a share in [0, 1)');
-  const dailyReserve = limits.dailyCap === null ? 0 : Math.floor(limits.dailyCap * share);
+  const dailyReserve = dailyLiveReserve(limits.dailyCap, share);
   const concurrency = deps.concurrency ?? 16;
   const marginMs = deps.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
   const paceMs = deps.paceLowerPriorities === false ? 0 : paceFor(limits);

@@ -6,7 +6,14 @@
  * live daily reserve, which is left untouched.
  */
 import type { PlanLimits } from './plans.js';
-import { dailyAllowance, MINUTE_MS, nextUtcMidnight, paceFor, windowAllowance } from './window.js';
+import {
+  dailyAllowance,
+  dailyLiveReserve,
+  MINUTE_MS,
+  nextUtcMidnight,
+  paceFor,
+  windowAllowance,
+} from './window.js';
 
 /** When the daily cap runs out at the pace of the last minute. */
 export type CapProjection =
@@ -75,8 +82,7 @@ export function backfillShare(
   limits: PlanLimits,
   reserves: { liveWindowReserve: number; liveDailyReserve: number },
 ): BackfillShare {
-  // The same reserve arithmetic as createRequestBudget.
-  const dailyReserve = limits.dailyCap === null ? 0 : Math.floor(limits.dailyCap * reserves.liveDailyReserve);
+  const dailyReserve = dailyLiveReserve(limits.dailyCap, reserves.liveDailyReserve);
   return {
     perMinute: Math.min(
       windowAllowance(limits.ratePerMinute, reserves.liveWindowReserve, 'backfill'),

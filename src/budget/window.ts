@@ -62,6 +62,11 @@ export function windowAllowance(limit: number, reserve: number, priority: Priori
   return limit - Math.min(Math.max(0, reserve), limit - 1);
 }
 
+/** Requests of the day kept for live calls: `share` of the cap, rounded down (none when unlimited). */
+export function dailyLiveReserve(cap: number | null, share: number): number {
+  return cap === null ? 0 : Math.floor(cap * share);
+}
+
 /** Requests of the day that `priority` may use; null = unlimited. Same clamping as windows. */
 export function dailyAllowance(cap: number | null, reserve: number, priority: Priority): number | null {
   if (cap === null) return null;
