@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recordLinker } from '../../src/console/links.js';
-import { projectDailyCap } from '../../src/console/projection.js';
+import { projectDailyCap } from '../../src/budget/forecast.js';
 import { crmCredentialsRejected, standingWarnings } from '../../src/console/warnings.js';
 import { fixHint } from '../../src/console/hints.js';
 import { boundAddress } from '../../src/worker/boundAddress.js';

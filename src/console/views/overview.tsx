@@ -1,7 +1,7 @@
 import { SYNC_STATES } from '../../sync/states.js';
 import { count, duration, ago, utc } from '../format.js';
 import type { Overview } from '../overview.js';
-import type { CapProjection } from '../projection.js';
+import type { CapProjection } from '../../budget/forecast.js';
 
 const STATE_LABEL: Record<string, string> = {
   discovered: 'Discovered',
