@@ -49,9 +49,10 @@ export const FIGURES: Record<FigureId, Figure> = {
   },
   sandboxCpuShare: {
     metric: "sandboxes' share of CPU in the no-limit run",
-    target: 'reported (not the limit)',
+    // Reported so a reader can see the sandboxes are not what limits the throughput figure.
+    target: '<= 10 % (not the limit)',
     format: pct,
-    meets: () => true,
+    meets: atMost(0.1),
   },
   liveP95Pg: {
     metric: 'live context p95, unlimited backfill running (PostgreSQL)',

@@ -21,6 +21,7 @@ import {
   waitForStatus,
   type BenchPlan,
 } from './harness.js';
+import { startCpuShare } from './cpuShare.js';
 
 export interface ThroughputResult {
   plan: string;
@@ -45,6 +46,8 @@ export interface ThroughputResult {
   crmRequests: number;
   crmByPath: Record<string, number>;
   timedOut: boolean;
+  /** Share of this process's CPU spent in the sandboxes' code (`cpuShare` runs only), else null. */
+  sandboxCpuShare: number | null;
 }
 
 function summarise(
@@ -71,13 +74,20 @@ function summarise(
     crmRequests: crm.state.requests.records.length,
     crmByPath: crm.state.requests.byPath(),
     timedOut,
+    sandboxCpuShare: null,
   };
 }
 
 export async function benchBackfillThroughput(
   plan: BenchPlan,
   calls: number,
-  options: { logger: Logger; timeoutMs: number; databaseUrl?: string | undefined },
+  options: {
+    logger: Logger;
+    timeoutMs: number;
+    databaseUrl?: string | undefined;
+    /** Profile the run to report the sandboxes' share of the process's CPU. */
+    cpuShare?: boolean;
+  },
 ): Promise<ThroughputResult> {
   const sb = await startSandboxes(plan);
   try {
@@ -87,6 +97,7 @@ export async function benchBackfillThroughput(
       databaseUrl: options.databaseUrl,
     });
     try {
+      const probe = options.cpuShare ? await startCpuShare('/src/sandbox/') : undefined;
       let first: { at: number; written: number } | undefined;
       const { status, doneAt } = await waitForStatus(
         run.worker,
@@ -97,6 +108,7 @@ export async function benchBackfillThroughput(
         },
         { timeoutMs: options.timeoutMs },
       );
+      const sandboxCpuShare = probe ? await probe.stop() : null;
       const seconds = ((doneAt ?? Date.now()) - run.startedAt) / 1000;
       const result = summarise(
         plan,
@@ -107,6 +119,7 @@ export async function benchBackfillThroughput(
         sb.hs,
         doneAt === null,
       );
+      result.sandboxCpuShare = sandboxCpuShare;
       if (first && doneAt !== null && doneAt > first.at) {
         result.steadyCallsPerSecond = (result.written - first.written) / ((doneAt - first.at) / 1000);
       }
