@@ -249,7 +249,12 @@ export async function startWorker(
       logger,
       webhookSecrets: config.service.webhookSecrets,
       maxBodyBytes: config.http.maxBodyBytes,
-      inbox: createDbInbox({ db, crm: config.crm, onEnqueued: (kinds) => runner.wake(kinds) }),
+      inbox: createDbInbox({
+        db,
+        liveDb: database.live,
+        crm: config.crm,
+        onEnqueued: (kinds) => runner.wake(kinds),
+      }),
       status,
       readiness,
       metrics,
