@@ -38,7 +38,7 @@ export interface BenchPlan {
 }
 
 /** Webhook deliveries the Service sandbox has in flight at once. */
-const WEBHOOK_SENDERS = 8;
+const WEBHOOK_SENDERS = 32;
 
 /** HubSpot's limits, lifted beyond anything a bench run reaches. */
 const CRM_UNLIMITED = { perWindow: 1_000_000, searchesPerSecond: 100_000 };

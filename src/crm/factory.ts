@@ -15,6 +15,8 @@ export interface CrmAdapterDeps {
   mapping?: Pick<Mapping, 'writeback'> | undefined;
   /** HubSpot's request limits before any response reports them (default HubSpot's documented ones). */
   hubspotLimits?: GateOptions | undefined;
+  /** Whether the request being made is for a live call; HubSpot's request gate sends those first. */
+  isLive?: (() => boolean) | undefined;
 }
 
 /**
@@ -32,7 +34,9 @@ export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps =
         config: config.hubspot,
         clock: deps.clock,
         logger: deps.logger,
-        ...(deps.hubspotLimits ? { limits: deps.hubspotLimits } : {}),
+        ...((deps.hubspotLimits || deps.isLive) && {
+          limits: { ...deps.hubspotLimits, ...(deps.isLive && { isLive: deps.isLive }) },
+        }),
         ...(activityKey ? { callIdProperty: activityKey } : {}),
         ...(followupKey ? { followupIdProperty: followupKey } : {}),
       });

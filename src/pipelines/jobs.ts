@@ -45,5 +45,10 @@ export interface JobSpec {
   delayMs?: number | undefined;
 }
 
+/** Work for a call in progress (a context push): it goes ahead of bulk work wherever they meet. */
+export function isLiveJob(job: { priority: number }): boolean {
+  return budgetPriorityOf(job.priority) === 'live';
+}
+
 export const contextJobKey = (callId: string) => `context:${callId}`;
 export const writebackJobKey = (callId: string) => `writeback:${callId}`;

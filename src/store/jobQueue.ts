@@ -139,15 +139,17 @@ export interface ClaimInput {
   now: Date;
   /** Only these kinds (default all). */
   kinds?: readonly string[] | undefined;
+  /** Take back lapsed leases first (default true); false when the caller does that itself. */
+  requeueExpired?: boolean | undefined;
 }
 
 /**
  * Claims up to `limit` due jobs, highest priority first, then earliest run_at; each claim counts
- * an attempt. Jobs whose lease has passed are taken back first. Concurrent claimers get different
- * jobs (SKIP LOCKED) and never wait for each other.
+ * an attempt. Jobs whose lease has passed are taken back first (see `requeueExpired`). Concurrent
+ * claimers get different jobs (SKIP LOCKED) and never wait for each other.
  */
 export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]> {
-  await requeueExpiredJobs(db, input.now);
+  if (input.requeueExpired !== false) await requeueExpiredJobs(db, input.now);
   const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
   const kindFilter =
     input.kinds && input.kinds.length > 0

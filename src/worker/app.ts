@@ -18,6 +18,7 @@ import { createMetrics } from '../metrics/metrics.js';
 import { createLookupCache } from '../pipelines/lookupCache.js';
 import { createServiceClient } from '../service/index.js';
 import { openDatabase } from '../store/database.js';
+import { isLive } from '../store/livePriority.js';
 import { createDbSlotLedger } from '../store/dbSlotLedger.js';
 import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
@@ -128,6 +129,8 @@ export async function startWorker(
       logger,
       mapping,
       hubspotLimits: options.hubspotLimits,
+      // The live lane runs its jobs as live work (src/store/livePriority.ts): their lookups go first.
+      isLive,
     });
     const pipeline = {
       db,
@@ -249,7 +252,12 @@ export async function startWorker(
       logger,
       webhookSecrets: config.service.webhookSecrets,
       maxBodyBytes: config.http.maxBodyBytes,
-      inbox: createDbInbox({ db, crm: config.crm, onEnqueued: (kinds) => runner.wake(kinds) }),
+      inbox: createDbInbox({
+        db,
+        liveDb: database.live,
+        crm: config.crm,
+        onEnqueued: (kinds) => runner.wake(kinds),
+      }),
       status,
       readiness,
       metrics,

@@ -7,12 +7,15 @@
  * table, for all deliveries that came in while the previous batch was being written (a lone
  * delivery goes at once). Each is still durable before its 2xx; a batch that fails is written
  * again one delivery at a time, so one bad delivery never fails the others.
+ *
+ * Deliveries that queue live work (call.started) are committed apart, through the live lane's
+ * client: a call.started never waits behind a batch of a backfill's followup.generated.
  */
 import type { CrmName } from '../crm/types.js';
 import type { WebhookInbox, InboxRecord } from '../http/types.js';
 import { callFactsOf } from '../pipelines/callFacts.js';
 import { jobsForEvent } from '../pipelines/route.js';
-import type { JobSpec } from '../pipelines/jobs.js';
+import { isLiveJob, type JobSpec } from '../pipelines/jobs.js';
 import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
 import { inTransaction, type Db } from '../store/database.js';
@@ -37,16 +40,19 @@ type Stored = { duplicate: boolean } | { error: unknown };
 
 export function createDbInbox(deps: {
   db: Db;
+  /** The live lane's client (Database.live), for deliveries that queue live work; default `db`. */
+  liveDb?: Db | undefined;
   crm: CrmName;
   /** Told after commit which job kinds were enqueued, so idle runners wake at once. */
   onEnqueued?: (kinds: Set<string>) => void;
 }): WebhookInbox {
   // An ack is as pressing as a live call's work (the Service times deliveries out, and a
   // call.started waits in it): on the embedded database it goes ahead of bulk work too.
-  const commits = createGroupCommit<Delivery, Stored>(
-    (batch) => runAsLive(() => storeBatch(deps.db, deps.crm, batch)),
-    { maxBatch: MAX_BATCH },
-  );
+  const commitsVia = (db: Db) =>
+    createGroupCommit<Delivery, Stored>((batch) => runAsLive(() => storeBatch(db, deps.crm, batch)), {
+      maxBatch: MAX_BATCH,
+    });
+  const commits = { bulk: commitsVia(deps.db), live: commitsVia(deps.liveDb ?? deps.db) };
   return {
     async store(e: InboxRecord) {
       if (e.outcome === 'rejected' || !e.eventId || !e.type) {
@@ -64,7 +70,7 @@ export function createDbInbox(deps: {
       // The receiver hands over the event it validated; a record from elsewhere is parsed here.
       const event = e.event ?? parseWebhookEvent(JSON.parse(e.rawBody));
       const jobs = jobsForEvent(event, e.receivedAt);
-      const stored = await commits.submit({ record: e, event, jobs });
+      const stored = await commits[jobs.some(isLiveJob) ? 'live' : 'bulk'].submit({ record: e, event, jobs });
       if ('error' in stored) throw stored.error;
       if (!stored.duplicate && jobs.length > 0) deps.onEnqueued?.(new Set(jobs.map((j) => j.kind)));
       return stored;

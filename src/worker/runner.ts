@@ -78,12 +78,20 @@ export function createJobRunner(
   const workerId = deps.outcome.workerId;
   const running = new Map<number, { job: JobRecord; done: Promise<void> }>();
   const wakers = { context: [] as (() => void)[], writeback: [] as (() => void)[] };
+  // A wake-up that came while no lane of the kind was idle (it was claiming): its next idle() returns
+  // at once, rather than sleeping a whole idlePollMs with a job waiting.
+  const missed = { context: false, writeback: false };
+  let requeuedAt = Number.NEGATIVE_INFINITY;
   let stopping = false;
   let heartbeat: unknown;
 
   const now = () => new Date(clock.now());
 
   function idle(kind: 'context' | 'writeback'): Promise<void> {
+    if (missed[kind]) {
+      missed[kind] = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const timer = clock.setTimer(finish, options.idlePollMs);
       function finish() {
@@ -199,11 +207,23 @@ export function createJobRunner(
 
   async function claimSafely(kinds: string[], limit: number, via: Db = db): Promise<JobRecord[]> {
     try {
-      const expired = await requeueExpiredJobs(via, now());
-      if (expired.failedJobs.length > 0) {
-        await recordExhaustedJobs({ ...deps.outcome, db: via }, expired.failedJobs, now());
+      // Leases run for a minute: looking for lapsed ones once per idle poll is soon enough, and
+      // keeps those two statements off nearly every claim, a live call's above all.
+      if (clock.now() - requeuedAt >= options.idlePollMs) {
+        requeuedAt = clock.now();
+        const expired = await requeueExpiredJobs(via, now());
+        if (expired.failedJobs.length > 0) {
+          await recordExhaustedJobs({ ...deps.outcome, db: via }, expired.failedJobs, now());
+        }
       }
-      return await claimJobs(via, { workerId, limit, leaseMs: options.leaseMs, now: now(), kinds });
+      return await claimJobs(via, {
+        workerId,
+        limit,
+        leaseMs: options.leaseMs,
+        now: now(),
+        kinds,
+        requeueExpired: false,
+      });
     } catch (err) {
       logger.error({ err }, 'job runner: could not claim jobs; will try again');
       return [];
@@ -240,7 +260,9 @@ export function createJobRunner(
     },
     wake(kinds) {
       for (const kind of ['context', 'writeback'] as const) {
-        if (!kinds || kinds.has(kind)) for (const w of [...wakers[kind]]) w();
+        if (kinds && !kinds.has(kind)) continue;
+        if (wakers[kind].length === 0) missed[kind] = true;
+        for (const w of [...wakers[kind]]) w();
       }
     },
     async stop(drainMs) {

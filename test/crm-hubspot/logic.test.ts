@@ -135,6 +135,64 @@ describe('RequestGate (fake clock)', () => {
     expect(gate.usage()).toMatchObject({ requests: 1, remaining: 0, limit: 10 });
   });
 
+  it('sends a live call’s request first, on a slot kept for it, however many others wait', async () => {
+    const clock = new FakeClock();
+    let live = false;
+    const gate = new RequestGate(clock, { maxConcurrent: 2, isLive: () => live });
+    const started: string[] = [];
+    const finish = new Map<string, () => void>();
+    const request = (name: string, asLive = false) => {
+      live = asLive;
+      const done = gate.run(
+        () =>
+          new Promise<void>((resolve) => {
+            started.push(name);
+            finish.set(name, resolve);
+          }),
+      );
+      live = false;
+      return done;
+    };
+    const jobs = [request('bulk A'), request('bulk B')];
+    await clock.advance(0);
+    // One of the two slots is kept for live work: B waits although a slot is free.
+    expect(started).toEqual(['bulk A']);
+    jobs.push(request('live 1', true));
+    await clock.advance(0);
+    expect(started).toEqual(['bulk A', 'live 1']);
+    jobs.push(request('live 2', true));
+    finish.get('bulk A')!();
+    await clock.advance(0);
+    // B waited longer, but live 2 takes the freed slot.
+    expect(started).toEqual(['bulk A', 'live 1', 'live 2']);
+    finish.get('live 1')!();
+    finish.get('live 2')!();
+    await clock.advance(0);
+    expect(started).toEqual(['bulk A', 'live 1', 'live 2', 'bulk B']);
+    finish.get('bulk B')!();
+    await Promise.all(jobs);
+  });
+
+  it('keeps a window slot for live work: a full window of others leaves one free for a live call', async () => {
+    const clock = new FakeClock();
+    let live = false;
+    const gate = new RequestGate(clock, { share: 1, isLive: () => live });
+    gate.observe(limit);
+    const started: string[] = [];
+    const run = (name: string) => gate.run(async () => void started.push(name));
+    const bulk = [run('bulk 1'), run('bulk 2'), run('bulk 3')];
+    await clock.advance(0);
+    expect(started).toEqual(['bulk 1', 'bulk 2']);
+    live = true;
+    const call = run('live');
+    live = false;
+    await clock.advance(0);
+    expect(started).toEqual(['bulk 1', 'bulk 2', 'live']);
+    await clock.advance(1000);
+    await Promise.all([...bulk, call]);
+    expect(started).toEqual(['bulk 1', 'bulk 2', 'live', 'bulk 3']);
+  });
+
   it('keeps a share of the reported limit for other integrations', async () => {
     const clock = new FakeClock();
     const gate = new RequestGate(clock, { share: 0.5 });

@@ -1,6 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startServiceSandbox, type CallJson, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { WebhookDispatcher } from '../../src/sandbox/service/webhooks.js';
+import { FakeClock } from '../../src/util/fakeClock.js';
 import { admin, api, Receiver, ROOMY_LIMITS } from './helpers.js';
 
 const SECRET = 'whsec-test-3f9a';
@@ -144,5 +148,53 @@ describe('webhooks', () => {
         'sandbox-webhook-secret',
       ),
     ).toBe(true);
+  });
+});
+
+describe('webhook senders', () => {
+  it('a slow delivery holds up only its own sender: the next ones go out on the free ones', async () => {
+    // A receiver that holds its answer to 'slow' until released and reports every arrival.
+    const arrived: string[] = [];
+    let onArrival = () => undefined as void;
+    let releaseSlow = () => undefined as void;
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        arrived.push(body);
+        onArrival();
+        if (body === 'slow') releaseSlow = () => res.end();
+        else res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const dispatcher = new WebhookDispatcher({
+      clock: new FakeClock(),
+      secret: SECRET,
+      targetUrl: () => `http://127.0.0.1:${port}/`,
+      delaysMs: [],
+      concurrency: 2,
+      counters: { sent: 0, delivered: 0, failedAttempts: 0, abandoned: 0 },
+    });
+    try {
+      const arrivals = (n: number) =>
+        new Promise<void>((resolve) => {
+          onArrival = () => (arrived.length >= n ? resolve() : undefined);
+          onArrival();
+        });
+      const slow = dispatcher.deliver('slow');
+      await arrivals(1);
+      // With the senders taking turns, 'third' would wait on the slow one's sender.
+      const rest = [dispatcher.deliver('second'), dispatcher.deliver('third')];
+      expect(await Promise.all(rest)).toEqual([true, true]);
+      expect(arrived).toEqual(['slow', 'second', 'third']);
+      releaseSlow();
+      expect(await slow).toBe(true);
+    } finally {
+      dispatcher.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -62,6 +62,42 @@ describe.each(DATABASE_KINDS)('the webhook inbox under concurrent deliveries (%s
     expect(jobs.find((j) => j.key === 'writeback:call_1')!.runAt.getTime()).toBeGreaterThan(T0 + 60_000);
   });
 
+  it('a call.started is committed while a batch of bulk deliveries is still being written', async () => {
+    const prisma = database().db.prisma;
+    // The bulk client's transactions wait until released: a flush stuck behind bulk work.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const bulkDb = new Proxy(prisma, {
+      get(target, prop, receiver) {
+        if (prop !== '$transaction') return Reflect.get(target, prop, receiver) as unknown;
+        return async (fn: never) => {
+          await held;
+          return target.$transaction(fn);
+        };
+      },
+    });
+    const inbox = createDbInbox({ db: bulkDb, liveDb: prisma, crm: 'hubspot' });
+    const bulk = inbox.store(
+      record('evt_done', 'call.completed', { call_id: 'call_b', call: call('call_b', 'completed') }, T0),
+    );
+    const started = await inbox.store(
+      record('evt_start', 'call.started', { call_id: 'call_l', call: call('call_l', 'in_progress') }, T0),
+    );
+    expect(started).toEqual({ duplicate: false });
+    const keys = async () =>
+      (
+        await prisma.job.findMany({
+          where: { key: { in: ['context:call_l', 'writeback:call_b'] } },
+          orderBy: { key: 'asc' },
+        })
+      ).map((j) => j.key);
+    expect(await keys()).toEqual(['context:call_l']);
+
+    release();
+    await bulk;
+    expect(await keys()).toEqual(['context:call_l', 'writeback:call_b']);
+  });
+
   it('one delivery the database refuses fails alone; the others are stored', async () => {
     const prisma = database().db.prisma;
     const inbox = createDbInbox({ db: prisma, crm: 'hubspot' });

@@ -15,6 +15,10 @@ import { msUntilUtcMidnight } from './errorMap.js';
  * second" (HubSpot CRM search guide, "Limitations") and the ten-second limit "excludes the CRM
  * Search API" (HubSpot API usage guidelines). So a search takes a slot in a strict sliding
  * second instead of the ten-second window, and a search 429 holds only searches.
+ *
+ * Given `isLive`, requests made for a live call go first: while one waits, no other takes a freed
+ * slot, and one slot of the concurrency, of the window and of the search second is kept for them,
+ * so a call's lookup does not wait behind a backfill that has filled the window.
  */
 export interface GateOptions {
   /** Requests per window before any header was seen (default 100, HubSpot's private-app limit). */
@@ -27,6 +31,8 @@ export interface GateOptions {
   maxConcurrent?: number;
   /** Searches per sliding second (default 5, HubSpot's documented search limit). */
   searchesPerSecond?: number;
+  /** Whether the request about to wait is for a live call (default: none is). */
+  isLive?: () => boolean;
 }
 
 /** Which limit a request counts against. */
@@ -48,6 +54,8 @@ export class RequestGate {
   private searchSlots: Slot[] = [];
   private inFlight = 0;
   private waiters: (() => void)[] = [];
+  /** Live requests waiting for a slot: the others wait until none is. */
+  private liveWaiting = 0;
   private pausedUntil = 0;
   private searchPausedUntil = 0;
   private requests = 0;
@@ -64,21 +72,44 @@ export class RequestGate {
     this.windowMs = options.windowMs ?? 10_000;
     this.maxConcurrent = options.maxConcurrent ?? 5;
     this.searchesPerSecond = options.searchesPerSecond ?? 5;
+    this.isLive = options.isLive;
   }
+
+  private readonly isLive: (() => boolean) | undefined;
 
   /** Waits for a slot in `lane`, then runs `fn` (exactly one HTTP request). */
   async run<T>(fn: () => Promise<T>, lane: Lane = 'general'): Promise<T> {
-    const slot = await this.acquire(lane);
+    const live = this.isLive?.() ?? false;
+    if (live) this.liveWaiting += 1;
+    let slot: Slot;
+    try {
+      slot = await this.acquire(lane, live);
+    } finally {
+      if (live) {
+        this.liveWaiting -= 1;
+        // The others held back for it look again.
+        if (this.liveWaiting === 0) this.wakeAll();
+      }
+    }
     try {
       return await fn();
     } finally {
       slot.at = this.clock.now();
       this.inFlight -= 1;
-      // Wake every waiter: each re-checks the window itself, and none is left behind if one gives up.
-      const waiters = this.waiters;
-      this.waiters = [];
-      for (const wake of waiters) wake();
+      this.wakeAll();
     }
+  }
+
+  /** Wakes every waiter: each re-checks the window itself, and none is left behind if one gives up. */
+  private wakeAll(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Of a limit, what a request not for a live call may use: one slot less when live ones are known. */
+  private forOthers(limit: number, live: boolean): number {
+    return live || !this.isLive || limit <= 1 ? limit : limit - 1;
   }
 
   /** Holds every request until `untilMs` (after a ten-second-window 429). */
@@ -154,7 +185,7 @@ export class RequestGate {
     return Math.max(1, Math.floor(limit * this.share));
   }
 
-  private async acquire(lane: Lane): Promise<Slot> {
+  private async acquire(lane: Lane, live: boolean): Promise<Slot> {
     const search = lane === 'search';
     for (;;) {
       this.checkDaily();
@@ -164,9 +195,10 @@ export class RequestGate {
       const paused = search ? Math.max(this.pausedUntil, this.searchPausedUntil) : this.pausedUntil;
       const pauseMs = Math.max(0, paused - now);
       const roomWait = search
-        ? windowWait(this.searchSlots, this.searchesPerSecond, SEARCH_WINDOW_MS, now)
-        : windowWait(this.slots, this.perWindow, this.windowMs, now);
-      if (this.inFlight >= this.maxConcurrent || roomWait === 'release') {
+        ? windowWait(this.searchSlots, this.forOthers(this.searchesPerSecond, live), SEARCH_WINDOW_MS, now)
+        : windowWait(this.slots, this.forOthers(this.perWindow, live), this.windowMs, now);
+      const heldBack = !live && this.liveWaiting > 0;
+      if (heldBack || this.inFlight >= this.forOthers(this.maxConcurrent, live) || roomWait === 'release') {
         await new Promise<void>((resolve) => this.waiters.push(resolve));
         continue;
       }

@@ -31,9 +31,10 @@ export interface WebhookDispatcherDeps {
 }
 
 export class WebhookDispatcher {
-  /** One chain per concurrent sender; deliveries take the senders in turn. */
-  private chains: Promise<unknown>[] = [];
-  private next = 0;
+  /** First attempts not yet started, in call order. */
+  private queued: { body: string; settle: (ok: Promise<boolean>) => void }[] = [];
+  /** First attempts under way. */
+  private sending = 0;
   private readonly timers = new Set<unknown>();
   private readonly inFlight = new Set<AbortController>();
   private closed = false;
@@ -41,16 +42,32 @@ export class WebhookDispatcher {
   constructor(private readonly deps: WebhookDispatcherDeps) {}
 
   /**
-   * Starts delivering `body`. First attempts go out one after another in call order, or on
-   * `concurrency` senders taking turns (a receiver still sees retries and replays out of order);
-   * resolves with the first attempt's success.
+   * Starts delivering `body`. First attempts start in call order, at most `concurrency` at once,
+   * each as soon as any earlier one has finished (a receiver still sees retries and replays out of
+   * order); resolves with the first attempt's success. A slow delivery holds up only its sender,
+   * never the deliveries after it while other senders are free.
    */
   deliver(body: string): Promise<boolean> {
-    const lane = this.next;
-    this.next = (this.next + 1) % Math.max(1, this.deps.concurrency ?? 1);
-    const first = (this.chains[lane] ?? Promise.resolve()).then(() => this.attempt(body, 0));
-    this.chains[lane] = first.catch(() => false);
-    return first;
+    return new Promise<boolean>((settle) => {
+      this.queued.push({ body, settle });
+      this.sendNext();
+    });
+  }
+
+  private sendNext(): void {
+    while (this.sending < Math.max(1, this.deps.concurrency ?? 1)) {
+      const next = this.queued.shift();
+      if (!next) return;
+      this.sending += 1;
+      const first = this.attempt(next.body, 0);
+      next.settle(first);
+      void first
+        .catch(() => false)
+        .then(() => {
+          this.sending -= 1;
+          this.sendNext();
+        });
+    }
   }
 
   /** Cancels scheduled retries and aborts requests in flight. */
