@@ -3,7 +3,6 @@
 import { existsSync } from 'node:fs';
 import process from 'node:process';
 import { unsupportedNode } from './node-check.js';
-import { reexecWithFlags } from './node-flags.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // An older Node fails deep inside a dependency: say so plainly instead.
@@ -12,16 +11,6 @@ if (unsupported) {
   console.error(unsupported);
   process.exit(1);
 }
-
-// The worker's memory-saving V8 flags, before anything is loaded (node-flags.js).
-const reexec = reexecWithFlags({
-  argv: process.argv,
-  execArgv: process.execArgv,
-  execPath: process.execPath,
-  env: process.env,
-  canExecve: typeof process.execve === 'function',
-});
-if (reexec) process.execve(reexec.file, reexec.args, reexec.env);
 
 const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (existsSync(compiled)) {

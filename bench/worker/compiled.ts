@@ -14,7 +14,7 @@ export const COMPILED_ROOT = path.join(REPO_ROOT, 'node_modules', '.cache', 'crm
 
 /**
  * Compiles src/ (about 30 s on 2 cores) and returns the CLI entry to run with node: a copy of
- * bin/crm-sync.js next to the output, which runs it with the worker's node flags (bin/node-flags.js)
+ * bin/crm-sync.js next to the output, which runs it (and `start` its node flags, src/cli/nodeFlags.ts)
  * as the image's ENTRYPOINT does.
  */
 export function compileWorker(): string {

@@ -1,78 +1,82 @@
 import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error plain JS without declarations: it runs before tsx loads.
-import { APPLIED_MARKER, reexecWithFlags, WORKER_NODE_FLAGS } from '../../bin/node-flags.js';
+import {
+  APPLIED_MARKER,
+  POSTGRES_NODE_FLAGS,
+  reexecWithFlags,
+  type ReexecInput,
+} from '../../src/cli/nodeFlags.js';
 
-interface Plan {
-  file: string;
-  args: string[];
-  env: Record<string, string>;
-}
-const plan = reexecWithFlags as (input: {
-  argv: string[];
-  execArgv: string[];
-  execPath: string;
-  env: Record<string, string | undefined>;
-  canExecve: boolean;
-}) => Plan | null;
+const REPO_ROOT = path.join(import.meta.dirname, '..', '..');
 
-const base = {
+const base: ReexecInput = {
   argv: ['/usr/bin/node', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
   execArgv: [],
   execPath: '/usr/bin/node',
   env: { PATH: '/bin' },
   canExecve: true,
+  database: 'postgresql',
 };
 
-describe('the re-exec of bin/crm-sync.js with the worker flags', () => {
-  it('restarts `start` with the flags before the script, keeping its arguments and environment', () => {
-    expect(plan(base)).toEqual({
+describe('the re-exec of `crm-sync start` with the PostgreSQL worker flags', () => {
+  it('restarts with the flags before the script, keeping its arguments and environment', () => {
+    expect(reexecWithFlags(base)).toEqual({
       file: '/usr/bin/node',
       args: [
         '/usr/bin/node',
-        ...(WORKER_NODE_FLAGS as string[]),
+        ...POSTGRES_NODE_FLAGS,
         '/app/bin/crm-sync.js',
         'start',
         '--drain-seconds',
         '2',
       ],
-      env: { PATH: '/bin', [APPLIED_MARKER as string]: '1' },
+      env: { PATH: '/bin', [APPLIED_MARKER]: '1' },
     });
   });
 
-  it('leaves the process as it is when re-executed already, opted out, flagged by the operator, not `start`, or without execve', () => {
-    expect(plan({ ...base, env: { [APPLIED_MARKER as string]: '1' } })).toBeNull();
-    expect(plan({ ...base, env: { CRM_SYNC_NODE_FLAGS: 'off' } })).toBeNull();
-    expect(plan({ ...base, execArgv: ['--max-old-space-size=200'] })).toBeNull();
-    expect(plan({ ...base, env: { NODE_OPTIONS: '--v8-pool-size=2' } })).toBeNull();
-    expect(plan({ ...base, argv: ['/usr/bin/node', '/app/bin/crm-sync.js', 'status'] })).toBeNull();
-    expect(plan({ ...base, argv: ['/usr/bin/node', '/app/bin/crm-sync.js', '--version'] })).toBeNull();
-    expect(plan({ ...base, canExecve: false })).toBeNull();
+  it('leaves the process as it is: embedded, re-executed already, opted out, flagged by the operator, no execve', () => {
+    expect(reexecWithFlags({ ...base, database: 'embedded' })).toBeNull();
+    expect(reexecWithFlags({ ...base, env: { [APPLIED_MARKER]: '1' } })).toBeNull();
+    expect(reexecWithFlags({ ...base, env: { CRM_SYNC_NODE_FLAGS: 'off' } })).toBeNull();
+    expect(reexecWithFlags({ ...base, execArgv: ['--max-old-space-size=200'] })).toBeNull();
+    expect(reexecWithFlags({ ...base, env: { NODE_OPTIONS: '--v8-pool-size=2' } })).toBeNull();
+    expect(reexecWithFlags({ ...base, canExecve: false })).toBeNull();
   });
 
   /**
-   * The real binary: a preload (through NODE_OPTIONS, which both process images read) reports
-   * each image that gets as far as running the CLI; `start --help` exits before doing anything.
+   * The real binary on a PostgreSQL URL nothing listens on: it gets as far as opening the
+   * database and exits. A preload (through NODE_OPTIONS, which both process images read) reports
+   * each image that exits; the replaced image never does.
    */
-  function images(env: Record<string, string>): { execArgv: string[]; marker: string | null }[] {
-    const hook = `process.on('exit', () => process.stderr.write('IMAGE ' + JSON.stringify({ execArgv: process.execArgv, marker: process.env.${APPLIED_MARKER as string} ?? null }) + '\\n'));`;
-    const { stdout, stderr } = spawnSync(process.execPath, ['bin/crm-sync.js', 'start', '--help'], {
+  function exitedImages(env: Record<string, string>): { execArgv: string[]; marker: string | null }[] {
+    const hook = `process.on('exit', () => process.stderr.write('IMAGE ' + JSON.stringify({ execArgv: process.execArgv, marker: process.env.${APPLIED_MARKER} ?? null }) + '\\n'));`;
+    const { stderr } = spawnSync(process.execPath, ['bin/crm-sync.js', 'start'], {
+      cwd: REPO_ROOT,
       encoding: 'utf8',
+      timeout: 60_000,
       env: {
-        ...process.env,
-        ...env,
+        PATH: process.env.PATH,
+        CONFIG_DIR: path.join(REPO_ROOT, 'config'),
+        CRM: 'hubspot',
+        HUBSPOT_ACCESS_TOKEN: 'pat-test',
+        SERVICE_API_BASE_URL: 'http://127.0.0.1:1',
+        SERVICE_API_KEY: 'key',
+        SERVICE_WEBHOOK_SECRET: 'secret',
+        DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/none',
         NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(hook)}`,
+        ...env,
       },
     });
-    expect(stdout).toContain('Run the worker');
+    expect(stderr).toMatch(/cannot reach the database/);
     return stderr
       .split('\n')
       .filter((line) => line.startsWith('IMAGE '))
       .map((line) => JSON.parse(line.slice(6)) as { execArgv: string[]; marker: string | null });
   }
 
-  it('runs `crm-sync start` once, with the flags, and not when opted out', () => {
-    expect(images({})).toEqual([{ execArgv: WORKER_NODE_FLAGS, marker: '1' }]);
-    expect(images({ CRM_SYNC_NODE_FLAGS: 'off' })).toEqual([{ execArgv: [], marker: null }]);
-  }, 60_000);
+  it('runs the worker once, with the flags, and with Node defaults when opted out', () => {
+    expect(exitedImages({})).toEqual([{ execArgv: POSTGRES_NODE_FLAGS, marker: '1' }]);
+    expect(exitedImages({ CRM_SYNC_NODE_FLAGS: 'off' })).toEqual([{ execArgv: [], marker: null }]);
+  }, 120_000);
 });

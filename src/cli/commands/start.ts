@@ -17,6 +17,17 @@ export function registerStart(program: Command): void {
       const { createLogger } = await import('../../log/logger.js');
       const { startWorker } = await import('../../worker/app.js');
       const config = loadConfig({ require: { service: true, crm: true } });
+      // Before anything is opened: the process image is replaced (nodeFlags.ts).
+      const { reexecWithFlags } = await import('../nodeFlags.js');
+      const reexec = reexecWithFlags({
+        argv: process.argv,
+        execArgv: process.execArgv,
+        execPath: process.execPath,
+        env: process.env,
+        canExecve: typeof process.execve === 'function',
+        database: config.databaseUrl ? 'postgresql' : 'embedded',
+      });
+      if (reexec) process.execve?.(reexec.file, reexec.args, reexec.env);
       const logger = createLogger({ level: config.logLevel });
       logger.debug({ config: redactConfig(config) }, 'configuration');
       for (const warning of limitWarnings(config.service.plan, config.service.limits)) logger.warn(warning);
