@@ -1,12 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  APPLIED_MARKER,
-  POSTGRES_NODE_FLAGS,
-  reexecWithFlags,
-  type ReexecInput,
-} from '../../src/cli/nodeFlags.js';
+import { APPLIED_MARKER, PROCESS_SETUP, reexecWithFlags, type ReexecInput } from '../../src/cli/nodeFlags.js';
+
+const POSTGRES_NODE_FLAGS = PROCESS_SETUP.postgresql.flags;
 
 const REPO_ROOT = path.join(import.meta.dirname, '..', '..');
 
@@ -19,28 +16,26 @@ const base: ReexecInput = {
   database: 'postgresql',
 };
 
-describe('the re-exec of `crm-sync start` with the PostgreSQL worker flags', () => {
-  it('restarts with the flags before the script, keeping its arguments and environment', () => {
+describe('the re-exec of `crm-sync start` set up for its database', () => {
+  it('restarts PostgreSQL workers with one V8 thread, embedded ones with one malloc arena, keeping arguments and environment', () => {
     expect(reexecWithFlags(base)).toEqual({
       file: '/usr/bin/node',
-      args: [
-        '/usr/bin/node',
-        ...POSTGRES_NODE_FLAGS,
-        '/app/bin/crm-sync.js',
-        'start',
-        '--drain-seconds',
-        '2',
-      ],
+      args: ['/usr/bin/node', '--v8-pool-size=1', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
       env: { PATH: '/bin', [APPLIED_MARKER]: '1' },
+    });
+    expect(reexecWithFlags({ ...base, database: 'embedded' })).toEqual({
+      file: '/usr/bin/node',
+      args: ['/usr/bin/node', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
+      env: { PATH: '/bin', MALLOC_ARENA_MAX: '1', [APPLIED_MARKER]: '1' },
     });
   });
 
-  it('leaves the process as it is: embedded, re-executed already, opted out, flagged by the operator, no execve', () => {
-    expect(reexecWithFlags({ ...base, database: 'embedded' })).toBeNull();
+  it('leaves the process as it is: re-executed already, opted out, set up by the operator, no execve', () => {
     expect(reexecWithFlags({ ...base, env: { [APPLIED_MARKER]: '1' } })).toBeNull();
     expect(reexecWithFlags({ ...base, env: { CRM_SYNC_NODE_FLAGS: 'off' } })).toBeNull();
     expect(reexecWithFlags({ ...base, execArgv: ['--max-old-space-size=200'] })).toBeNull();
     expect(reexecWithFlags({ ...base, env: { NODE_OPTIONS: '--v8-pool-size=2' } })).toBeNull();
+    expect(reexecWithFlags({ ...base, database: 'embedded', env: { MALLOC_ARENA_MAX: '4' } })).toBeNull();
     expect(reexecWithFlags({ ...base, canExecve: false })).toBeNull();
   });
 
