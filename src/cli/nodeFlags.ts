@@ -5,8 +5,9 @@
  * (docs/performance.md, "Footprint"):
  *
  * - PostgreSQL, --v8-pool-size=1: one V8 background thread instead of four (each keeps its own
- *   malloc arena and compilation buffers): ~30 MB less. Not on the embedded database, where the
- *   background threads tier up PGlite's WebAssembly: there the backfill took ~13 % more CPU.
+ *   malloc arena and compilation buffers): ~30 MB less. Not (yet) on the embedded database, where
+ *   the background threads also tier up PGlite's WebAssembly: on a loaded machine the backfill
+ *   took ~13 % more CPU and up to 2x the time with one, on a quiet one the same; to be measured again.
  * - Embedded, MALLOC_ARENA_MAX=1: one glibc malloc arena instead of one per thread: ~30 MB less.
  *   Not on PostgreSQL, where it measured ~20 MB more. Read by glibc at process start only, hence
  *   the re-exec.
