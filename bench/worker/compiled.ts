@@ -6,13 +6,17 @@
  * migrations through a symlink, and packages resolve from the repository's node_modules.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './harness.js';
 
 export const COMPILED_ROOT = path.join(REPO_ROOT, 'node_modules', '.cache', 'crm-sync-bench');
 
-/** Compiles src/ (about 30 s on 2 cores) and returns the CLI entry to run with node. */
+/**
+ * Compiles src/ (about 30 s on 2 cores) and returns the CLI entry to run with node: a copy of
+ * bin/crm-sync.js next to the output, which runs it (and `start` its node flags, src/cli/nodeFlags.ts)
+ * as the image's ENTRYPOINT does.
+ */
 export function compileWorker(): string {
   const outDir = path.join(COMPILED_ROOT, 'dist');
   rmSync(COMPILED_ROOT, { recursive: true, force: true });
@@ -29,5 +33,6 @@ export function compileWorker(): string {
     ],
     { cwd: REPO_ROOT, stdio: 'inherit' },
   );
-  return path.join(outDir, 'cli', 'main.js');
+  cpSync(path.join(REPO_ROOT, 'bin'), path.join(COMPILED_ROOT, 'bin'), { recursive: true });
+  return path.join(COMPILED_ROOT, 'bin', 'crm-sync.js');
 }

@@ -17,10 +17,32 @@ export function registerStart(program: Command): void {
       const { createLogger } = await import('../../log/logger.js');
       const { startWorker } = await import('../../worker/app.js');
       const config = loadConfig({ require: { service: true, crm: true } });
+      // Before anything is opened: the process image is replaced (nodeFlags.ts).
+      const { reexecWithFlags } = await import('../nodeFlags.js');
+      const reexec = reexecWithFlags({
+        argv: process.argv,
+        execArgv: process.execArgv,
+        execPath: process.execPath,
+        env: process.env,
+        canExecve: typeof process.execve === 'function',
+        database: config.databaseUrl ? 'postgresql' : 'embedded',
+      });
+      if (reexec) process.execve?.(reexec.file, reexec.args, reexec.env);
       const logger = createLogger({ level: config.logLevel });
       logger.debug({ config: redactConfig(config) }, 'configuration');
       for (const warning of limitWarnings(config.service.plan, config.service.limits)) logger.warn(warning);
       const worker = await startWorker(config, { logger });
+      // Start-up's young generation would otherwise stay committed for the process's lifetime.
+      const { releaseStartupHeap } = await import('../../util/startupHeap.js');
+      const released = releaseStartupHeap();
+      logger.debug(
+        {
+          ms: Math.round(released.ms),
+          heapBeforeMb: Math.round(released.heapBeforeBytes / 2 ** 20),
+          heapAfterMb: Math.round(released.heapAfterBytes / 2 ** 20),
+        },
+        'start-up heap released',
+      );
       const guard = config.http.adminToken
         ? 'console, /status and /admin/* need ADMIN_TOKEN'
         : 'console, /status and /admin/* answer loopback only (no ADMIN_TOKEN)';
