@@ -174,8 +174,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
           paceMs,
         };
         // Live asks for itself only: its slots may use the reserve, which others must not take.
-        const wanted =
-          ticket.priority === 'live' ? 1 : Math.min(concurrency - inFlight, 1 + queuedBehind());
+        const wanted = ticket.priority === 'live' ? 1 : Math.min(concurrency - inFlight, 1 + queuedBehind());
         const grant: SlotGrants =
           wanted > 1 && ledger.acquireMany
             ? await ledger.acquireMany(request, wanted)
