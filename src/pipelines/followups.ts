@@ -17,9 +17,8 @@ import {
   ServiceResponseError,
   ServiceUnauthorizedError,
 } from '../service/errors.js';
-import type { Db } from '../store/database.js';
 import {
-  claimFollowupGenerations,
+  claimFollowupGeneration,
   followupGenerationClaimed,
   releaseFollowupGeneration,
   saveFollowupDrafts,
@@ -29,7 +28,6 @@ import {
 } from '../store/followupRepo.js';
 import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
-import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackItem } from './writeback.js';
 
@@ -55,24 +53,6 @@ export function followupRequestNotMade(error: unknown): boolean {
 /** Thrown by the claim when an earlier run holds it: that attempt is not sent. */
 class FollowupClaimTaken extends Error {}
 
-type Claim = { callId: string; crm: CrmName; now: Date };
-
-/**
- * A write-back batch's follow-up requests get their slots together, so their claims come
- * together too: one statement for those that arrive at once, which also keeps each one's wait
- * well inside the send deadline (SEND_DEADLINE_MS) instead of queueing for a connection.
- */
-const claimers = new WeakMap<Db, GroupCommit<Claim, boolean>>();
-
-function claimerOf(db: Db): GroupCommit<Claim, boolean> {
-  let claimer = claimers.get(db);
-  if (!claimer) {
-    claimer = createGroupCommit((claims: Claim[]) => claimFollowupGenerations(db, claims), { maxBatch: 64 });
-    claimers.set(db, claimer);
-  }
-  return claimer;
-}
-
 export async function generateFollowupsOnce(
   deps: Pick<PipelineDeps, 'db' | 'service' | 'clock' | 'logger'>,
   req: { callId: string; crm: CrmName; email: string; item: WritebackItem },
@@ -86,7 +66,7 @@ export async function generateFollowupsOnce(
   const claimedAround = async <T>(send: () => Promise<T>): Promise<T> => {
     // The live lane, so on the embedded database it does not wait behind bulk statements: the
     // client drops the slot if the claim takes too long (SEND_DEADLINE_MS).
-    const claim = () => claimerOf(db).submit({ callId, crm, now: new Date(clock.now()) });
+    const claim = () => claimFollowupGeneration(db, callId, crm, new Date(clock.now()));
     if (!(await runAsLive(claim))) {
       throw new FollowupClaimTaken();
     }

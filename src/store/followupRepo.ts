@@ -140,28 +140,11 @@ export async function claimFollowupGeneration(
   crm: CrmName,
   now: Date,
 ): Promise<boolean> {
-  const [claimed] = await claimFollowupGenerations(db, [{ callId, crm, now }]);
-  return claimed!;
-}
-
-/**
- * claimFollowupGeneration for several calls in one statement (requests whose slots were granted
- * together), stamped with the latest of their times. One result per claim, in order; of two claims
- * of one call only the first can succeed.
- */
-export async function claimFollowupGenerations(
-  db: Db,
-  claims: readonly { callId: string; crm: CrmName; now: Date }[],
-): Promise<boolean[]> {
-  if (claims.length === 0) return [];
-  const now = new Date(Math.max(...claims.map((c) => c.now.getTime())));
-  const rows = await db.syncStatus.updateManyAndReturn({
-    where: { OR: claims.map(({ callId, crm }) => ({ callId, crm })), followupsRequestedAt: null },
+  const { count } = await db.syncStatus.updateMany({
+    where: { callId, crm, followupsRequestedAt: null },
     data: { followupsRequestedAt: now, followupsSettledAt: null, updatedAt: now },
-    select: { callId: true, crm: true },
   });
-  const claimed = new Set(rows.map((r) => `${r.crm}:${r.callId}`));
-  return claims.map(({ callId, crm }) => claimed.delete(`${crm}:${callId}`));
+  return count === 1;
 }
 
 /** Whether claimFollowupGeneration would refuse: an earlier run asked already. */

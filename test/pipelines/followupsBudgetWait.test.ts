@@ -175,10 +175,7 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     const syncStatus = new Proxy(db.syncStatus, {
       get(target, prop) {
         const value = Reflect.get(target, prop) as unknown;
-        // Claims go through updateManyAndReturn (claimFollowupGenerations), the rest updateMany.
-        if ((prop !== 'updateMany' && prop !== 'updateManyAndReturn') || typeof value !== 'function') {
-          return value;
-        }
+        if (prop !== 'updateMany' || typeof value !== 'function') return value;
         return async (args: { data: { followupsRequestedAt?: Date | null } }) => {
           const result = (await value.call(target, args)) as unknown;
           const at = args.data.followupsRequestedAt;

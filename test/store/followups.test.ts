@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  claimFollowupGenerations,
   listFollowupDrafts,
   listFollowupDraftsOf,
   markFollowupsWritten,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
-import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 const T0 = new Date(Date.UTC(2026, 0, 5, 12));
@@ -42,33 +40,5 @@ describe.each(DATABASE_KINDS)('follow-up drafts of a write-back batch (%s)', (ki
     expect((await listFollowupDrafts(db, 'call_f1')).map((d) => d.crmId)).toEqual(['note_1', 'note_2']);
     // The same draft id on another call is left alone.
     expect((await listFollowupDrafts(db, 'call_f2')).map((d) => d.crmId)).toEqual([null]);
-  });
-
-  it('claims the generation of several calls in one statement, each at most once', async () => {
-    const db = database().db.prisma;
-    for (const callId of ['call_c1', 'call_c2', 'call_c3']) {
-      await upsertDiscovered(db, { callId, crm: 'hubspot', now: T0 });
-    }
-    expect(await claimFollowupGenerations(db, [{ callId: 'call_c3', crm: 'hubspot', now: T0 }])).toEqual([
-      true,
-    ]);
-    const later = new Date(T0.getTime() + 5);
-    const claims = await claimFollowupGenerations(db, [
-      { callId: 'call_c1', crm: 'hubspot', now: T0 },
-      { callId: 'call_c2', crm: 'hubspot', now: later },
-      { callId: 'call_c1', crm: 'hubspot', now: T0 }, // the same call again: taken by the first
-      { callId: 'call_c3', crm: 'hubspot', now: T0 }, // claimed before
-      { callId: 'call_c1', crm: 'salesforce', now: T0 }, // no row for this CRM
-    ]);
-    expect(claims).toEqual([true, true, false, false, false]);
-    const rows = await db.syncStatus.findMany({
-      where: { callId: { in: ['call_c1', 'call_c2', 'call_c3'] } },
-      orderBy: { callId: 'asc' },
-    });
-    expect(rows.map((r) => r.followupsRequestedAt?.getTime())).toEqual([
-      later.getTime(),
-      later.getTime(),
-      T0.getTime(),
-    ]);
   });
 });
