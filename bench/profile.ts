@@ -40,7 +40,7 @@ function printStatements(perItem: number, unit: string): void {
   if (statements.size === 0) return;
   const total = [...statements.values()].reduce((a, b) => a + b, 0);
   console.log(`${total} statements, ${(total / perItem).toFixed(2)} per ${unit}:`);
-  for (const [text, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 25))
+  for (const [text, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 45))
     console.log(`  ${(n / perItem).toFixed(2).padStart(6)}  ${text}`);
 }
 

@@ -7,6 +7,12 @@
  * the head steps back into the queue (keeping its place among its equals) so the newcomer goes
  * first. The granted request's `fn` starts in the same tick as the grant, so the start time the
  * ledger records is the time the request leaves.
+ *
+ * When other requests wait behind a non-live head, the head asks the ledger for a slot for each of
+ * them too (up to the free concurrency), in one round trip: they are ready to leave now, and the
+ * heads after it take those slots as they come up, within SLOT_HANDOFF_MS of the answer. A slot
+ * left over after that (an aborted request) lapses unused: counted, never sent, which is safe.
+ * Requests run `alone` (RunOptions) take no part in this.
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
@@ -24,6 +30,8 @@ import {
   type Priority,
   type RequestBudget,
   type RunOptions,
+  type SlotGrant,
+  type SlotGrants,
   type SlotLedger,
 } from './types.js';
 import { Wakeup } from './wakeup.js';
@@ -68,6 +76,8 @@ export interface RequestBudgetDeps {
 
 interface Ticket {
   priority: Priority;
+  /** RunOptions.alone: takes no bulk slot and asks for none. */
+  alone: boolean;
   /** p-queue priority: higher first; priority tier, then arrival order. */
   rank: number;
   inQueue: boolean;
@@ -77,6 +87,12 @@ type HeadOutcome = 'granted' | 'yield';
 
 const TIER_SPAN = 2 ** 40;
 export const DEFAULT_SAFETY_MARGIN_MS = 100;
+/**
+ * How long after the ledger's answer the next heads may still take the slots it granted in bulk.
+ * The queue hands over in microtasks, so this is only slack for a busy event loop; it keeps those
+ * starts as close to their recorded time as a single grant's (whose ledger round trip lies between).
+ */
+export const SLOT_HANDOFF_MS = 5;
 
 export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   const { limits, clock } = deps;
@@ -99,6 +115,8 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   setMaxListeners(0, closing.signal);
   /** Tickets inside the p-queue (not the head), per priority. */
   const inQueue: Record<Priority, number> = { live: 0, writeback: 0, backfill: 0 };
+  /** Of those, the ones that may take a slot granted in bulk (not `alone`). */
+  let inQueueBulk = 0;
   /** Requests of this process waiting for a slot (queue and head), per priority. */
   const waiting: Record<Priority, number> = { live: 0, writeback: 0, backfill: 0 };
   let seq = 0;
@@ -108,6 +126,8 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   let pauseReason: 'rate' | 'daily' = 'rate';
   let cachedSnapshot: LedgerSnapshot = { usedToday: 0, inLastSecond: 0, inLastMinute: 0, pausedUntil: null };
   let dailyCapLoggedUntil = 0;
+  /** Slots granted in bulk, not yet taken by a head, and when the ledger answered. */
+  let prepaid = { count: 0, answeredAtMs: 0 };
 
   function higherWaiting(priority: Priority): boolean {
     for (const p of PRIORITIES) {
@@ -137,8 +157,14 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         if (pauseReason === 'daily') throw dailyCapReached(pausedUntil);
         retryAtMs = pausedUntil;
       } else if (inFlight < concurrency) {
+        // A bulk slot was granted under a lower priority's allowance, which live's contains.
+        if (!ticket.alone && prepaid.count > 0 && nowMs - prepaid.answeredAtMs <= SLOT_HANDOFF_MS) {
+          prepaid.count--;
+          return 'granted';
+        }
+        if (nowMs - prepaid.answeredAtMs > SLOT_HANDOFF_MS) prepaid = { count: 0, answeredAtMs: 0 };
         const minuteReserve = liveReserve?.minuteReserve(nowMs, limits.ratePerMinute, windowReserve);
-        const grant = await ledger.acquire({
+        const request = {
           nowMs,
           priority: ticket.priority,
           limits,
@@ -147,8 +173,20 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
           dailyReserve,
           marginMs,
           paceMs,
-        });
-        if (grant.granted) return 'granted';
+        };
+        // Live asks for itself only: its slots may use the reserve, which others must not take.
+        const wanted =
+          ticket.priority === 'live' || ticket.alone ? 1 : Math.min(concurrency - inFlight, 1 + inQueueBulk);
+        const grant: SlotGrants =
+          wanted > 1 && ledger.acquireMany
+            ? await ledger.acquireMany(request, wanted)
+            : oneOf(await ledger.acquire(request));
+        if (grant.granted) {
+          if (grant.count > 1) {
+            prepaid = { count: grant.count - 1, answeredAtMs: clock.now() };
+          }
+          return 'granted';
+        }
         if (grant.dailyCapReached) throw dailyCapReached(grant.retryAtMs);
         retryAtMs = grant.retryAtMs;
         // The learned reserve may shrink at the next bucket: ask again then rather than oversleep.
@@ -182,6 +220,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
     const signal = options.signal ? AbortSignal.any([options.signal, closing.signal]) : closing.signal;
     const ticket: Ticket = {
       priority,
+      alone: options.alone === true,
       rank: tierWeight(priority) * TIER_SPAN - seq++,
       inQueue: false,
     };
@@ -205,6 +244,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
       for (;;) {
         ticket.inQueue = true;
         inQueue[priority]++;
+        if (!ticket.alone) inQueueBulk++;
         if (head && tierWeight(head.priority) < tierWeight(priority)) wakeup.wake();
         const outcome = await queue
           .add(task, { priority: ticket.rank, signal })
@@ -221,9 +261,12 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
     if (!ticket.inQueue) return;
     ticket.inQueue = false;
     inQueue[ticket.priority]--;
+    if (!ticket.alone) inQueueBulk--;
   }
 
   function pauseFor(ms: number, reason: 'rate' | 'daily'): void {
+    // Slots granted before the 429 are not sent after it.
+    prepaid = { count: 0, answeredAtMs: 0 };
     const until = clock.now() + Math.max(0, ms);
     if (until > pausedUntil || (until === pausedUntil && reason === 'daily')) {
       pausedUntil = until;
@@ -275,6 +318,10 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   }
 
   return { run, pauseFor, stats, close };
+}
+
+function oneOf(grant: SlotGrant): SlotGrants {
+  return grant.granted ? { granted: true, count: 1 } : grant;
 }
 
 /** live 3, writeback 2, backfill 1. */

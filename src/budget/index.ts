@@ -19,6 +19,7 @@ export {
   type RequestBudget,
   type RunOptions,
   type SlotGrant,
+  type SlotGrants,
   type SlotLedger,
   type SlotRequest,
 } from './types.js';

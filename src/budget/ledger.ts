@@ -2,8 +2,8 @@
  * The slot ledger of a single process: start times of the last minutes and the day's count, in
  * memory. A database-backed ledger shared by several processes implements the same interface.
  */
-import type { LedgerSnapshot, SlotGrant, SlotLedger, SlotRequest } from './types.js';
-import { MINUTE_MS, SECOND_MS, countInWindow, decideSlot, utcDayStart } from './window.js';
+import type { LedgerSnapshot, SlotGrant, SlotGrants, SlotLedger, SlotRequest } from './types.js';
+import { MINUTE_MS, SECOND_MS, countInWindow, decideSlots, insertAscending, utcDayStart } from './window.js';
 
 /** Starts older than this cannot matter to any window, even with a generous margin. */
 const KEEP_MS = 2 * MINUTE_MS;
@@ -19,27 +19,35 @@ export class InMemorySlotLedger implements SlotLedger {
   // Everything happens synchronously inside each call, so each acquire is atomic even though the
   // interface is async (as a database-backed ledger must be).
   async acquire(request: SlotRequest): Promise<SlotGrant> {
+    const grants = await this.acquireMany(request, 1);
+    return grants.granted ? { granted: true } : grants;
+  }
+
+  async acquireMany(request: SlotRequest, wanted: number): Promise<SlotGrants> {
     const { nowMs } = request;
     this.prune(nowMs);
-    const decision = decideSlot({
-      starts: this.starts,
-      usedToday: this.usedOn(nowMs),
-      nowMs,
-      priority: request.priority,
-      limits: request.limits,
-      windowReserve: request.windowReserve,
-      minuteReserve: request.minuteReserve,
-      dailyReserve: request.dailyReserve,
-      marginMs: request.marginMs ?? 0,
-      paceMs: request.paceMs ?? 0,
-      pausedUntil: this.pausedUntil,
-      pausedForDailyCap: this.pauseReason === 'daily',
-    });
+    const decision = decideSlots(
+      {
+        starts: this.starts,
+        usedToday: this.usedOn(nowMs),
+        nowMs,
+        priority: request.priority,
+        limits: request.limits,
+        windowReserve: request.windowReserve,
+        minuteReserve: request.minuteReserve,
+        dailyReserve: request.dailyReserve,
+        marginMs: request.marginMs ?? 0,
+        paceMs: request.paceMs ?? 0,
+        pausedUntil: this.pausedUntil,
+        pausedForDailyCap: this.pauseReason === 'daily',
+      },
+      wanted,
+    );
     if (!decision.allowed) {
       return { granted: false, retryAtMs: decision.retryAtMs, dailyCapReached: decision.dailyCapReached };
     }
-    this.record(nowMs);
-    return { granted: true };
+    for (let i = 0; i < decision.count; i++) this.record(nowMs);
+    return { granted: true, count: decision.count };
   }
 
   async pauseUntil(untilMs: number, reason: 'rate' | 'daily' = 'rate'): Promise<void> {
@@ -70,10 +78,8 @@ export class InMemorySlotLedger implements SlotLedger {
   }
 
   private record(nowMs: number): void {
-    // Keep the list ascending even if the clock stepped back (another process's clock, NTP).
-    let i = this.starts.length;
-    while (i > 0 && this.starts[i - 1]! > nowMs) i--;
-    this.starts.splice(i, 0, nowMs);
+    // Kept ascending even if the clock stepped back (another process's clock, NTP).
+    insertAscending(this.starts, nowMs);
     const day = utcDayStart(nowMs);
     if (day > this.day) {
       this.day = day;

@@ -28,6 +28,12 @@ export interface RunOptions {
   signal?: AbortSignal | undefined;
   /** A short label for logs and metrics, e.g. the endpoint. */
   label?: string | undefined;
+  /**
+   * The request has work to do between its grant and leaving (FollowupOptions.aroundSend, which
+   * must finish within the client's SEND_DEADLINE_MS): it takes a slot of its own, never one
+   * granted in bulk with others, so it does not start in a burst that delays that work.
+   */
+  alone?: boolean | undefined;
 }
 
 export interface RequestBudget {
@@ -60,6 +66,12 @@ export class DailyCapReachedError extends Error {
 export interface SlotLedger {
   acquire(request: SlotRequest): Promise<SlotGrant>;
   /**
+   * Up to `wanted` slots at once, all recorded at `request.nowMs`, for requests that are all ready
+   * to leave now (one round trip instead of `wanted`; window.ts decideSlots). Grants at least one
+   * or none. Ledgers without it are asked one slot at a time.
+   */
+  acquireMany?(request: SlotRequest, wanted: number): Promise<SlotGrants>;
+  /**
    * Records a pause that every process must honour (a 429 seen by any of them). A 'daily' pause
    * makes `acquire` answer `dailyCapReached: true` until it ends. Never shortens a longer pause.
    */
@@ -86,6 +98,10 @@ export interface SlotRequest {
 }
 
 export type SlotGrant = { granted: true } | { granted: false; retryAtMs: number; dailyCapReached: boolean };
+
+/** `count` >= 1 slots granted, or none (then as SlotGrant's refusal). */
+export type SlotGrants =
+  { granted: true; count: number } | { granted: false; retryAtMs: number; dailyCapReached: boolean };
 
 export interface LedgerSnapshot {
   usedToday: number;

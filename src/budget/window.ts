@@ -83,12 +83,16 @@ export function paceFor(limits: PlanLimits): number {
   return Math.max(MINUTE_MS / limits.ratePerMinute, SECOND_MS / limits.burstPerSecond);
 }
 
+/** Start times are whole milliseconds: a pace finer than that can only be kept per millisecond. */
+export const PACE_RESOLUTION_MS = 1;
+
 /**
  * Earliest time >= `nowMs` at which a lower-priority start keeps the stream of ALL starts of the
  * last `spanMs` at one per `paceMs`: the j-th most recent start s_j must be at least j paces back,
- * less a tolerance of a quarter pace. Counting live starts too makes backfill give way to them,
- * so the minute window does not fill before the minute is over; anchoring on older starts (not
- * only the latest) lets late timers catch up instead of drifting.
+ * less a tolerance of a quarter pace (at least PACE_RESOLUTION_MS, so a sub-millisecond pace lets
+ * about 1 / pace starts share a millisecond rather than one). Counting live starts too makes
+ * backfill give way to them, so the minute window does not fill before the minute is over;
+ * anchoring on older starts (not only the latest) lets late timers catch up instead of drifting.
  */
 export function paceEarliest(
   starts: readonly number[],
@@ -98,10 +102,11 @@ export function paceEarliest(
 ): number {
   let at = nowMs;
   if (paceMs <= 0) return at;
+  const tolerance = Math.max(paceMs / 4, PACE_RESOLUTION_MS);
   for (let j = 1; j <= starts.length; j++) {
     const s = starts[starts.length - j]!;
     if (s <= nowMs - spanMs) break;
-    at = Math.max(at, s + j * paceMs - paceMs / 4);
+    at = Math.max(at, s + j * paceMs - tolerance);
   }
   return at;
 }
@@ -158,6 +163,31 @@ export function decideSlot(check: SlotCheck): SlotDecision {
     at = Math.max(at, paceEarliest(check.starts, nowMs, check.paceMs, MINUTE_MS + check.marginMs));
   }
   return at <= nowMs ? { allowed: true } : { allowed: false, retryAtMs: at, dailyCapReached: false };
+}
+
+export type SlotsDecision =
+  { allowed: true; count: number } | { allowed: false; retryAtMs: number; dailyCapReached: boolean };
+
+/**
+ * How many of up to `wanted` requests may all start at `check.nowMs`: each is decided by
+ * decideSlot as if the ones before it had started (recorded at `nowMs`, counted in the day). When
+ * not even one may, the first one's answer says when to ask again.
+ */
+export function decideSlots(check: SlotCheck, wanted: number): SlotsDecision {
+  const starts = [...check.starts];
+  for (let granted = 0; granted < wanted; granted++) {
+    const decision = decideSlot({ ...check, starts, usedToday: check.usedToday + granted });
+    if (!decision.allowed) return granted > 0 ? { allowed: true, count: granted } : decision;
+    insertAscending(starts, check.nowMs);
+  }
+  return { allowed: true, count: wanted };
+}
+
+/** Inserts `ms` into ascending `starts`, keeping it ascending (clocks of other hosts may lag). */
+export function insertAscending(starts: number[], ms: number): void {
+  let i = starts.length;
+  while (i > 0 && starts[i - 1]! > ms) i--;
+  starts.splice(i, 0, ms);
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   getSyncStatuses,
   mergeWarnings,
   transitionSyncStatus,
+  transitionSyncStatuses,
   type SyncStatusRecord,
 } from '../store/syncStatusRepo.js';
 import { syncDealSignals } from './dealSignals.js';
@@ -40,13 +41,30 @@ export async function writeToCrm(
     crm,
   );
 
-  // 1. Activities: mark each call writing_back before its first CRM write, so a crash is visible.
+  // 1. Activities: mark each call writing_back before its first CRM write, so a crash is visible;
+  // the batch's calls in one statement, but a replay's (written_back: two moves) on its own.
   const activities: ActivityWrite[] = [];
   let live = writes;
-  for (const w of writes.filter((x) => !x.followupsOnly)) {
+  const full = writes.filter((x) => !x.followupsOnly);
+  const direct = full.filter((w) => {
+    const state = statuses.get(w.callId)?.state;
+    return state !== undefined && state !== 'writing_back' && state !== 'written_back';
+  });
+  // A failed statement fails each of its calls, as their own moves would have.
+  const moved = await transitionSyncStatuses(db, {
+    callIds: direct.map((w) => w.callId),
+    crm,
+    to: 'writing_back',
+    now: new Date(clock.now()),
+    detail: 'writing to the CRM',
+  }).catch((error: unknown) => direct.map(() => error as Error));
+  const moveErrors = new Map(direct.flatMap((w, i) => (moved[i] === true ? [] : [[w, moved[i]!] as const])));
+  for (const w of full) {
     try {
       const status = statuses.get(w.callId);
-      if (status) await moveTo(deps, status, 'writing_back', 'writing to the CRM');
+      const moveError = moveErrors.get(w);
+      if (moveError) throw moveError;
+      if (status && !direct.includes(w)) await moveTo(deps, status, 'writing_back', 'writing to the CRM');
       activities.push(await buildActivity(deps.mapping, input(w)));
     } catch (error) {
       fail(w, error);

@@ -9,7 +9,7 @@ import type { Priority } from '../budget/types.js';
 import type { CrmLookup } from '../crm/types.js';
 import { ServiceNotReadyError } from '../service/errors.js';
 import type { Analysis, Call } from '../service/types.js';
-import { listFollowupDrafts, saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
+import { listFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
 import {
   getSyncStatus,
   recordSyncError,
@@ -98,9 +98,8 @@ async function prepare(deps: PipelineDeps, item: WritebackItem, ledger: Ledger):
   const { callId, reason } = item.payload;
   const opts = { priority: item.priority };
   const now = () => new Date(clock.now());
-  if (item.payload.followup && typeof item.payload.followup.id === 'string') {
-    await saveFollowupDrafts(db, callId, [item.payload.followup as DraftInput], now());
-  }
+  // A followup.generated job's draft (payload.followup) was stored by the inbox, in the
+  // transaction that queued the job.
   const status = await getSyncStatus(db, callId, crm);
   const replay = reason === 'replay';
   let followupsOnly = false;

@@ -1,5 +1,5 @@
-import type { LedgerSnapshot, SlotGrant, SlotLedger, SlotRequest } from '../budget/types.js';
-import { countInWindow, decideSlot, MINUTE_MS, SECOND_MS, utcDayStart } from '../budget/window.js';
+import type { LedgerSnapshot, SlotGrant, SlotGrants, SlotLedger, SlotRequest } from '../budget/types.js';
+import { countInWindow, decideSlots, MINUTE_MS, SECOND_MS, utcDayStart } from '../budget/window.js';
 import { inTransaction, type Db } from './database.js';
 
 /**
@@ -8,8 +8,9 @@ import { inTransaction, type Db } from './database.js';
  * per UTC day; its row is the lock), budget_request (start times of the last minutes) and
  * budget_pause (a 429 pause every process honours).
  *
- * `acquire` is one short transaction: lock the day row, read the pause and the recent starts,
- * decide, and on a grant record the start and count it. Concurrent acquirers queue on the day
+ * `acquire` (and `acquireMany`, for a batch of requests ready at once) is one short transaction:
+ * lock the ledger, read the pause and the recent starts, decide, and on a grant record the starts
+ * and count them. Concurrent acquirers queue on the day
  * row, so two processes can never both take the last slot. Times are the callers' (`nowMs`), so
  * hosts should keep their clocks in sync (SlotRequest.marginMs absorbs a small skew).
  */
@@ -31,6 +32,11 @@ export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
   const ledger = options.ledger ?? 'service';
 
   async function acquire(request: SlotRequest): Promise<SlotGrant> {
+    const grants = await acquireMany(request, 1);
+    return grants.granted ? { granted: true } : grants;
+  }
+
+  async function acquireMany(request: SlotRequest, wanted: number): Promise<SlotGrants> {
     const now = new Date(request.nowMs);
     const day = utcDayKey(request.nowMs);
     const keepFrom = new Date(request.nowMs - KEEP_MS);
@@ -53,31 +59,37 @@ export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
                      WHERE ledger = ${ledger} AND started_at > ${windowFrom} ORDER BY started_at) AS starts
         FROM (SELECT 1) AS one LEFT JOIN budget_pause p ON p.ledger = ${ledger}`;
       const pause = state?.paused_until ? { paused_until: state.paused_until, reason: state.reason } : null;
-      const decision = decideSlot({
-        starts: (state?.starts ?? []).map(Number),
-        usedToday: state?.used ?? 0,
-        nowMs: request.nowMs,
-        priority: request.priority,
-        limits: request.limits,
-        windowReserve: request.windowReserve,
-        minuteReserve: request.minuteReserve,
-        dailyReserve: request.dailyReserve,
-        marginMs: request.marginMs ?? 0,
-        paceMs: request.paceMs ?? 0,
-        pausedUntil: pause ? pause.paused_until.getTime() : null,
-        pausedForDailyCap: pause?.reason === 'daily',
-      });
+      const decision = decideSlots(
+        {
+          starts: (state?.starts ?? []).map(Number),
+          usedToday: state?.used ?? 0,
+          nowMs: request.nowMs,
+          priority: request.priority,
+          limits: request.limits,
+          windowReserve: request.windowReserve,
+          minuteReserve: request.minuteReserve,
+          dailyReserve: request.dailyReserve,
+          marginMs: request.marginMs ?? 0,
+          paceMs: request.paceMs ?? 0,
+          pausedUntil: pause ? pause.paused_until.getTime() : null,
+          pausedForDailyCap: pause?.reason === 'daily',
+        },
+        wanted,
+      );
       if (!decision.allowed) {
         return { granted: false, retryAtMs: decision.retryAtMs, dailyCapReached: decision.dailyCapReached };
       }
+      const { count } = decision;
       await tx.$executeRaw`
         WITH started AS (
-          INSERT INTO budget_request (ledger, started_at, priority) VALUES (${ledger}, ${now}, ${request.priority})
+          INSERT INTO budget_request (ledger, started_at, priority)
+          SELECT ${ledger}, ${now}, ${request.priority} FROM generate_series(1, ${count}::int)
         ), counted AS (
-          UPDATE budget_ledger SET used = used + 1, updated_at = ${now} WHERE ledger = ${ledger} AND day = ${day}::date
+          UPDATE budget_ledger SET used = used + ${count}::int, updated_at = ${now}
+          WHERE ledger = ${ledger} AND day = ${day}::date
         )
         DELETE FROM budget_request WHERE ledger = ${ledger} AND started_at <= ${keepFrom}`;
-      return { granted: true };
+      return { granted: true, count };
     });
   }
 
@@ -117,7 +129,7 @@ export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
     };
   }
 
-  return { acquire, pauseUntil, snapshot };
+  return { acquire, acquireMany, pauseUntil, snapshot };
 }
 
 /** 'YYYY-MM-DD' of the UTC day; passed as text and cast, so the session time zone cannot shift it. */

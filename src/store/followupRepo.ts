@@ -38,22 +38,44 @@ export async function saveFollowupDrafts(
 ): Promise<number> {
   if (drafts.length === 0) return 0;
   const { count } = await db.callFollowup.createMany({
-    data: drafts.map((d) => {
-      const created = d.created_at ? Date.parse(d.created_at) : NaN;
-      return {
-        callId,
-        draftId: d.id,
-        subject: d.subject,
-        body: d.body,
-        toAddresses: d.to ?? [],
-        draftCreatedAt: Number.isNaN(created) ? null : new Date(created),
-        raw: JSON.parse(JSON.stringify(d)) as object,
-        receivedAt: now,
-      };
-    }),
+    data: drafts.map((draft) => draftRow({ callId, draft, now })),
     skipDuplicates: true,
   });
   return count;
+}
+
+/**
+ * Stores the drafts of several calls in one statement; returns which were new, as
+ * `draftKey(callId, draftId)`. A draft stored already (by its generation, or an earlier delivery)
+ * is left as it is.
+ */
+export async function saveFollowupDraftsOf(
+  db: Db,
+  drafts: readonly { callId: string; draft: DraftInput; now: Date }[],
+): Promise<Set<string>> {
+  if (drafts.length === 0) return new Set();
+  const rows = await db.callFollowup.createManyAndReturn({
+    data: drafts.map(draftRow),
+    skipDuplicates: true,
+    select: { callId: true, draftId: true },
+  });
+  return new Set(rows.map((r) => draftKey(r.callId, r.draftId)));
+}
+
+export const draftKey = (callId: string, draftId: string) => `${callId}\u0000${draftId}`;
+
+function draftRow({ callId, draft, now }: { callId: string; draft: DraftInput; now: Date }) {
+  const created = draft.created_at ? Date.parse(draft.created_at) : NaN;
+  return {
+    callId,
+    draftId: draft.id,
+    subject: draft.subject,
+    body: draft.body,
+    toAddresses: draft.to ?? [],
+    draftCreatedAt: Number.isNaN(created) ? null : new Date(created),
+    raw: JSON.parse(JSON.stringify(draft)) as object,
+    receivedAt: now,
+  };
 }
 
 export async function listFollowupDrafts(db: Db, callId: string): Promise<FollowupDraftRecord[]> {

@@ -321,6 +321,50 @@ export async function transitionSyncStatus(
   return toSyncStatus(fromRaw(row as SyncStatusRaw));
 }
 
+/**
+ * transitionSyncStatus to one state, without fields, for several calls in one statement (a
+ * write-back batch marking its calls writing_back). One result per call id, in order: whether it
+ * moved, or the error transitionSyncStatus would have thrown for it (its row then unchanged).
+ */
+export async function transitionSyncStatuses(
+  db: Db,
+  input: { callIds: readonly string[]; crm: CrmName; to: SyncState; now: Date; detail?: string | undefined },
+): Promise<(true | Error)[]> {
+  const { callIds, crm, to, now } = input;
+  if (callIds.length === 0) return [];
+  const from = SYNC_STATES.filter((s) => canTransition(s, to));
+  // Rows locked in call id order, so two batches sharing a call cannot deadlock.
+  const rows = await db.$queryRaw<{ call_id: string; from_state: string; moved: boolean }[]>`
+    WITH cur AS (
+      SELECT call_id, state FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join([...callIds])})
+      ORDER BY call_id FOR UPDATE
+    ), moved AS (
+      UPDATE sync_status s SET next_attempt_at = NULL, state = ${to}, attempts = 0,
+        last_error_code = NULL, last_error_message = NULL, updated_at = ${now}::timestamptz
+      FROM cur
+      WHERE s.call_id = cur.call_id AND s.crm = ${crm}
+        AND cur.state IN (${from.length > 0 ? Prisma.join(from) : Prisma.sql`NULL`})
+      RETURNING s.call_id, cur.state AS old_state
+    ), history AS (
+      INSERT INTO sync_event (call_id, crm, at, from_state, to_state, detail)
+      SELECT call_id, ${crm}, ${now}::timestamptz, old_state, ${to}, ${clipDetail(input.detail)} FROM moved
+    )
+    SELECT cur.call_id, cur.state AS from_state, moved.call_id IS NOT NULL AS moved
+    FROM cur LEFT JOIN moved ON moved.call_id = cur.call_id`;
+  const byCall = new Map(rows.map((r) => [r.call_id, r]));
+  return callIds.map((callId) => {
+    const row = byCall.get(callId);
+    if (!row) return new SyncStatusNotFoundError(callId, crm);
+    if (row.moved) return true;
+    try {
+      assertTransition(callId, row.from_state, to);
+    } catch (error) {
+      return error as Error;
+    }
+    return new Error(`call ${callId}: sync state ${row.from_state} did not move to ${to}`);
+  });
+}
+
 /** TransitionFields as SQL assignments, each followed by a comma. */
 function transitionSet(set: TransitionFields | undefined): Prisma.Sql {
   if (!set) return Prisma.empty;

@@ -20,7 +20,7 @@ import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { runAsLive } from '../store/livePriority.js';
-import { saveFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
+import { draftKey, saveFollowupDraftsOf, type DraftInput } from '../store/followupRepo.js';
 import { enqueueJobs } from '../store/jobQueue.js';
 import { upsertDiscoveredMany } from '../store/syncStatusRepo.js';
 import { insertWebhooksOnce, recordRejectedWebhook } from '../store/webhookInboxRepo.js';
@@ -140,17 +140,29 @@ async function storeRound(tx: Db, crm: CrmName, round: Delivery[]): Promise<bool
       };
     }),
   );
-  for (const { record, event } of fresh) {
-    // The draft is kept now, not only in the job's payload: while a write-back job of this call
-    // runs (or a dead worker's lease holds it) no second job is queued to carry it.
-    if (event.data.followup) {
-      const draft = event.data.followup as DraftInput;
-      await saveFollowupDrafts(tx, event.data.call_id, [draft], new Date(record.receivedAt));
-    }
-  }
-  const specs = fresh.flatMap(({ record, jobs }) =>
-    jobs.map((job) => ({ job, receivedAt: record.receivedAt })),
+  // The draft is kept now, not only in the job's payload: while a write-back job of this call
+  // runs (or a dead worker's lease holds it) no second job is queued to carry it.
+  const drafts = fresh.flatMap(({ record, event }) =>
+    event.data.followup
+      ? [
+          {
+            callId: event.data.call_id,
+            draft: event.data.followup as DraftInput,
+            now: new Date(record.receivedAt),
+          },
+        ]
+      : [],
   );
+  const newDrafts = await saveFollowupDraftsOf(tx, drafts);
+  // A draft stored already needs no job: its generation stored it inside the write-back job that
+  // asked for it, which writes every stored draft of the call (on this run or its retry), and an
+  // earlier delivery of it queued a job of its own.
+  const needsJob = ({ event }: Delivery) =>
+    !(event.type === 'followup.generated' && event.data.followup) ||
+    newDrafts.has(draftKey(event.data.call_id, (event.data.followup as DraftInput).id));
+  const specs = fresh
+    .filter(needsJob)
+    .flatMap(({ record, jobs }) => jobs.map((job) => ({ job, receivedAt: record.receivedAt })));
   const queued = await enqueueJobs(
     tx,
     specs.map(({ job, receivedAt }) => ({

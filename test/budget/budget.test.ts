@@ -4,7 +4,13 @@ import { BudgetClosedError } from '../../src/budget/errors.js';
 import { InMemorySlotLedger } from '../../src/budget/ledger.js';
 import type { PlanLimits } from '../../src/budget/plans.js';
 import { LiveReserve } from '../../src/budget/liveReserve.js';
-import { DailyCapReachedError, type Priority, type RequestBudget } from '../../src/budget/types.js';
+import {
+  DailyCapReachedError,
+  type Priority,
+  type RequestBudget,
+  type SlotGrants,
+  type SlotRequest,
+} from '../../src/budget/types.js';
 import { DAY_MS } from '../../src/budget/window.js';
 import { sleep } from '../../src/util/clock.js';
 import { newClock, settle, type Start, type TestClock } from './helpers.js';
@@ -246,6 +252,64 @@ describe('request budget', () => {
     expect(h.starts.length).toBe(2);
     await h.clock.runFor(1);
     expect(h.starts.length).toBe(4);
+  });
+
+  it('takes the slots of the requests queued behind the head in one ledger round trip', async () => {
+    const asked: number[] = [];
+    const ledger = new (class extends InMemorySlotLedger {
+      override acquireMany(request: SlotRequest, wanted: number): Promise<SlotGrants> {
+        asked.push(wanted);
+        return super.acquireMany(request, wanted);
+      }
+    })();
+    const h = harness(
+      { ratePerMinute: 600, burstPerSecond: 5, dailyCap: null },
+      { ledger, concurrency: 8, liveWindowReserve: 1, paceLowerPriorities: false },
+    );
+    for (let i = 0; i < 10; i++) void h.request('backfill', { holdMs: 1000 });
+    void h.request('live', { holdMs: 1000 });
+    await h.clock.runFor(0);
+    // The first head asked alone (nothing queued yet), live for itself, then a backfill head for
+    // the free concurrency (8 - 2 in flight), of which the burst left two: the fifth is live's.
+    expect(asked.slice(0, 3)).toEqual([1, 1, 6]);
+    const t0 = h.clock.now();
+    expect(h.starts.filter((s) => s.at === t0).map((s) => s.priority)).toEqual([
+      'backfill',
+      'live',
+      'backfill',
+      'backfill',
+    ]);
+    expect(ledger.peek(t0).inLastSecond).toBe(4);
+    await h.clock.runFor(5000);
+    expect(h.starts).toHaveLength(11);
+    // Every slot granted was used, and no second held more than the burst.
+    expect(ledger.peek(h.clock.now()).usedToday).toBe(11);
+    for (const s of h.starts) {
+      expect(h.starts.filter((o) => o.at > s.at - 1000 && o.at <= s.at).length).toBeLessThanOrEqual(5);
+    }
+    expect(asked.length).toBeLessThan(11);
+  });
+
+  it('gives a request run alone a slot of its own, never one granted in bulk', async () => {
+    const asked: number[] = [];
+    const ledger = new (class extends InMemorySlotLedger {
+      override acquireMany(request: SlotRequest, wanted: number): Promise<SlotGrants> {
+        asked.push(wanted);
+        return super.acquireMany(request, wanted);
+      }
+    })();
+    const h = harness(
+      { ratePerMinute: 600, burstPerSecond: 50, dailyCap: null },
+      { ledger, concurrency: 8, paceLowerPriorities: false },
+    );
+    const alone = (i: number) => h.budget.run('writeback', async () => i, { alone: true });
+    const done = Promise.all([0, 1, 2, 3].map(alone));
+    void h.request('backfill', { holdMs: 1000 });
+    void h.request('backfill', { holdMs: 1000 });
+    await h.clock.runFor(0);
+    await expect(done).resolves.toEqual([0, 1, 2, 3]);
+    // Four asks of one for the requests run alone; the two others shared one ask.
+    expect(asked).toEqual([1, 1, 1, 1, 2]);
   });
 
   it('reports counters', async () => {

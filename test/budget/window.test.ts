@@ -4,6 +4,7 @@ import {
   countInWindow,
   dailyAllowance,
   decideSlot,
+  decideSlots,
   earliestInWindow,
   maxStartsInSpan,
   nextUtcMidnight,
@@ -153,5 +154,35 @@ describe('window arithmetic', () => {
     expect(maxStartsInSpan(team, 120_001)).toBe(260);
     expect(maxStartsInSpan({ ratePerMinute: 600, burstPerSecond: 50, dailyCap: null }, 60_000)).toBe(600);
     expect(maxStartsInSpan({ ratePerMinute: 600, burstPerSecond: 5, dailyCap: null }, 60_000)).toBe(300);
+  });
+
+  it('grants a batch at one instant as if its slots were taken one by one', () => {
+    // Burst 2, minute 6: two of five at once; then none, with the first refusal's retry time.
+    expect(decideSlots(check({}), 5)).toEqual({ allowed: true, count: 2 });
+    expect(decideSlots(check({ starts: [99_500] }), 5)).toEqual({ allowed: true, count: 1 });
+    expect(decideSlots(check({ starts: [99_500, 99_900] }), 5)).toEqual({
+      allowed: false,
+      retryAtMs: 100_500,
+      dailyCapReached: false,
+    });
+    // The day's share counts the batch's own slots.
+    expect(decideSlots(check({ usedToday: 99 }), 2)).toEqual({ allowed: true, count: 1 });
+    // Live's reserve is not taken by a batch of others.
+    expect(decideSlots(check({ windowReserve: 1 }), 2)).toEqual({ allowed: true, count: 1 });
+    // A pace of several ms allows one at a time, as before.
+    expect(decideSlots(check({ paceMs: 20, limits: { ...limits, burstPerSecond: 50 } }), 5)).toEqual({
+      allowed: true,
+      count: 1,
+    });
+  });
+
+  it('keeps a sub-millisecond pace per millisecond: about 1 / pace starts share one', () => {
+    const roomy = { ratePerMinute: 1_000_000, burstPerSecond: 100_000, dailyCap: null };
+    // Pace 0.06 ms: with j starts in this millisecond the next is due j * 0.06 - 1 ms later, so 17 fit.
+    expect(decideSlots(check({ limits: roomy, paceMs: 0.06 }), 40)).toEqual({ allowed: true, count: 17 });
+    expect(paceEarliest([100_000], 100_000, 0.06, 60_000)).toBe(100_000);
+    // Seventeen in this millisecond already: the next one waits (a fraction of a millisecond).
+    const full = Array.from({ length: 17 }, () => 100_000);
+    expect(paceEarliest(full, 100_000, 0.06, 60_000)).toBeGreaterThan(100_000);
   });
 });

@@ -141,4 +141,38 @@ describe.each(DATABASE_KINDS)('DbSlotLedger on %s', (kind) => {
     expect(grants.filter((g) => g.granted)).toHaveLength(LIMITS.burstPerSecond);
     expect((await ledgers[0]!.snapshot(clock.now())).inLastSecond).toBe(LIMITS.burstPerSecond);
   });
+
+  it('grants slots in bulk without passing the burst, the reserve or the day, across two ledgers', async () => {
+    const db = get().db.prisma;
+    const limits: PlanLimits = { burstPerSecond: 10, ratePerMinute: 100, dailyCap: 40 };
+    const ledgers = [createDbSlotLedger({ db, ledger: 'bulk' }), createDbSlotLedger({ db, ledger: 'bulk' })];
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
+    const bulk = (i: number, wanted: number) =>
+      ledgers[i % 2]!.acquireMany!(
+        request(clock, 'backfill', { limits, windowReserve: 2, dailyReserve: 4 }),
+        wanted,
+      );
+    // Six acquirers asking for 4 each at one instant: the burst less live's 2 is 8 in all.
+    const grants = await Promise.all(Array.from({ length: 6 }, (_, i) => bulk(i, 4)));
+    const counts = grants.map((g) => (g.granted ? g.count : 0));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(8);
+    expect(grants.filter((g) => !g.granted)).not.toHaveLength(0);
+    expect(grants.find((g) => !g.granted)).toMatchObject({ retryAtMs: clock.now() + 1000 });
+    // Live still has its reserve.
+    expect(await ledgers[0]!.acquireMany!(request(clock, 'live', { limits, windowReserve: 2 }), 1)).toEqual({
+      granted: true,
+      count: 1,
+    });
+    expect((await ledgers[1]!.snapshot(clock.now())).inLastSecond).toBe(9);
+
+    // The day's cap (40, of which 4 for live: dailyReserve) bounds a bulk grant too.
+    for (let t = 1; t <= 3; t++) {
+      await clock.advance(1000);
+      await bulk(t, 10);
+    }
+    await clock.advance(1000);
+    const last = await bulk(0, 10);
+    expect(last).toEqual({ granted: true, count: 36 - 9 - 3 * 8 });
+    expect(await ledgers[1]!.snapshot(clock.now())).toMatchObject({ usedToday: 36 });
+  });
 });

@@ -11,6 +11,7 @@ import {
   StaleSyncStateError,
   SyncStatusNotFoundError,
   transitionSyncStatus,
+  transitionSyncStatuses,
   upsertDiscovered,
 } from '../../src/store/syncStatusRepo.js';
 import { liveCallStartsSince } from '../../src/store/syncStatusQueries.js';
@@ -249,6 +250,32 @@ describe.each(DATABASE_KINDS)('SyncStatusRepo on %s', (kind) => {
     expect(starts.map((d) => d.getTime()).sort((a, b) => a - b)).toEqual([
       at(-3600).getTime(),
       at(-60).getTime(),
+    ]);
+  });
+
+  it('moves a batch of calls in one statement; a call that cannot move gets its own error', async () => {
+    const { prisma } = get().db;
+    for (const callId of ['call_b1', 'call_b2', 'call_b3']) {
+      await upsertDiscovered(prisma, { callId, crm: 'hubspot', now: T0 });
+    }
+    await transitionSyncStatus(prisma, { callId: 'call_b3', crm: 'hubspot', to: 'skipped', now: T0 });
+    const results = await transitionSyncStatuses(prisma, {
+      callIds: ['call_b1', 'call_b2', 'call_b3', 'call_missing'],
+      crm: 'hubspot',
+      to: 'writing_back',
+      now: at(1),
+      detail: 'writing to the CRM',
+    });
+    expect(results.slice(0, 2)).toEqual([true, true]);
+    expect(results[2]).toBeInstanceOf(IllegalTransitionError);
+    expect(results[3]).toBeInstanceOf(SyncStatusNotFoundError);
+    expect((await getSyncStatus(prisma, 'call_b1', 'hubspot'))?.state).toBe('writing_back');
+    expect((await getSyncStatus(prisma, 'call_b3', 'hubspot'))?.state).toBe('skipped');
+    const history = await syncHistory(prisma, 'call_b2', { crm: 'hubspot' });
+    expect(history.map((e) => [e.fromState, e.toState, e.detail])).toContainEqual([
+      'discovered',
+      'writing_back',
+      'writing to the CRM',
     ]);
   });
 });

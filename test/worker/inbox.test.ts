@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { saveFollowupDrafts } from '../../src/store/followupRepo.js';
 import { createDbInbox } from '../../src/worker/inbox.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
@@ -128,5 +129,32 @@ describe.each(DATABASE_KINDS)('the webhook inbox under concurrent deliveries (%s
     ).toBe(6);
     expect(await prisma.webhookInbox.count({ where: { eventId: 'evt_bad' } })).toBe(0);
     expect(await prisma.syncStatus.count({ where: { callId: 'call_bad' } })).toBe(0);
+  });
+
+  it('queues a job for a new follow-up draft only: one its generation stored is written by that job', async () => {
+    const prisma = database().db.prisma;
+    const inbox = createDbInbox({ db: prisma, crm: 'hubspot' });
+    const draft = (id: string) => ({ id, subject: 'Next steps', body: 'Hi', to: ['jane@acme.example'] });
+    // The write-back job that asked for d_gen stored it from the answer, before its webhook came.
+    await saveFollowupDrafts(prisma, 'call_f', [draft('d_gen')], new Date(T0));
+    const deliveries = [
+      record('evt_f1', 'followup.generated', { call_id: 'call_f', followup: draft('d_gen') }, T0 + 1),
+      record('evt_f2', 'followup.generated', { call_id: 'call_h', followup: draft('d_new') }, T0 + 1),
+      record('evt_f3', 'followup.generated', { call_id: 'call_h2', followup: draft('d_new2') }, T0 + 1),
+    ];
+    const results = await Promise.all(deliveries.map((d) => inbox.store(d)));
+    expect(results).toEqual([{ duplicate: false }, { duplicate: false }, { duplicate: false }]);
+    const jobs = await prisma.job.findMany({
+      where: { key: { in: ['writeback:call_f', 'writeback:call_h', 'writeback:call_h2'] } },
+    });
+    expect(jobs.map((j) => j.key).sort()).toEqual(['writeback:call_h', 'writeback:call_h2']);
+    const stored = await prisma.callFollowup.findMany({
+      where: { callId: { in: ['call_f', 'call_h', 'call_h2'] } },
+    });
+    expect(stored.map((d) => d.draftId).sort()).toEqual(['d_gen', 'd_new', 'd_new2']);
+    // Every delivery is recorded and its call known, job or not.
+    expect(
+      await prisma.syncStatus.count({ where: { callId: { in: ['call_f', 'call_h', 'call_h2'] } } }),
+    ).toBe(3);
   });
 });
