@@ -30,6 +30,7 @@ function stats(limits: PlanLimits, queued: number): BudgetStats {
     queued: { live: 0, writeback: 0, backfill: queued },
     pausedUntil: null,
     dailyCapReached: false,
+    lapsedSlots: 0,
   };
 }
 

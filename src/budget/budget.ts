@@ -21,6 +21,7 @@ import type { Clock } from '../util/clock.js';
 import { BudgetClosedError } from './errors.js';
 import { InMemorySlotLedger } from './ledger.js';
 import { RESERVE_BUCKET_MS, type LiveReserve } from './liveReserve.js';
+import { createSendLag } from './sendLag.js';
 import type { PlanLimits } from './plans.js';
 import {
   DailyCapReachedError,
@@ -81,9 +82,13 @@ interface Ticket {
   /** p-queue priority: higher first; priority tier, then arrival order. */
   rank: number;
   inQueue: boolean;
+  /** When granted: when its slot was decided, and the time it was recorded for (sendLag.ts). */
+  decidedAtMs: number;
+  leavesAtMs: number;
 }
 
-type HeadOutcome = 'granted' | 'yield';
+/** 'lapsed': granted, but too late to start in its slot; it takes another. */
+type HeadOutcome = 'granted' | 'yield' | 'lapsed';
 
 const TIER_SPAN = 2 ** 40;
 export const DEFAULT_SAFETY_MARGIN_MS = 100;
@@ -93,6 +98,8 @@ export const DEFAULT_SAFETY_MARGIN_MS = 100;
  * starts as close to their recorded time as a single grant's (whose ledger round trip lies between).
  */
 export const SLOT_HANDOFF_MS = 5;
+
+const noPrepaid = () => ({ count: 0, answeredAtMs: 0, decidedAtMs: 0, leavesAtMs: 0 });
 
 export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   const { limits, clock } = deps;
@@ -127,7 +134,12 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   let cachedSnapshot: LedgerSnapshot = { usedToday: 0, inLastSecond: 0, inLastMinute: 0, pausedUntil: null };
   let dailyCapLoggedUntil = 0;
   /** Slots granted in bulk, not yet taken by a head, and when the ledger answered. */
-  let prepaid = { count: 0, answeredAtMs: 0 };
+  let prepaid = noPrepaid();
+  // Later than this after the time its slot was recorded for, a request is not sent: half the
+  // margin, the other half being for what runs between its start and its send (client.ts).
+  const startDeadlineMs = marginMs / 2;
+  let lapsedSlots = 0;
+  const sendLag = createSendLag();
 
   function higherWaiting(priority: Priority): boolean {
     for (const p of PRIORITIES) {
@@ -160,18 +172,24 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         // A bulk slot was granted under a lower priority's allowance, which live's contains.
         if (!ticket.alone && prepaid.count > 0 && nowMs - prepaid.answeredAtMs <= SLOT_HANDOFF_MS) {
           prepaid.count--;
+          ticket.decidedAtMs = prepaid.decidedAtMs;
+          ticket.leavesAtMs = prepaid.leavesAtMs;
           return 'granted';
         }
-        if (nowMs - prepaid.answeredAtMs > SLOT_HANDOFF_MS) prepaid = { count: 0, answeredAtMs: 0 };
+        if (nowMs - prepaid.answeredAtMs > SLOT_HANDOFF_MS) prepaid = noPrepaid();
         const minuteReserve = liveReserve?.minuteReserve(nowMs, limits.ratePerMinute, windowReserve);
+        // Decided and recorded for when the request will leave, not for now; the windows widen by
+        // as much, since a request may also leave sooner than that (sendLag.ts).
+        const lagMs = sendLag.allowance(nowMs);
+        const leavesAtMs = nowMs + lagMs;
         const request = {
-          nowMs,
+          nowMs: leavesAtMs,
           priority: ticket.priority,
           limits,
           windowReserve,
           ...(minuteReserve !== undefined && { minuteReserve }),
           dailyReserve,
-          marginMs,
+          marginMs: marginMs + lagMs,
           paceMs,
         };
         // Live asks for itself only: its slots may use the reserve, which others must not take.
@@ -183,12 +201,15 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
             : oneOf(await ledger.acquire(request));
         if (grant.granted) {
           if (grant.count > 1) {
-            prepaid = { count: grant.count - 1, answeredAtMs: clock.now() };
+            prepaid = { count: grant.count - 1, answeredAtMs: clock.now(), decidedAtMs: nowMs, leavesAtMs };
           }
+          ticket.decidedAtMs = nowMs;
+          ticket.leavesAtMs = leavesAtMs;
           return 'granted';
         }
         if (grant.dailyCapReached) throw dailyCapReached(grant.retryAtMs);
-        retryAtMs = grant.retryAtMs;
+        // The ledger answers in leave times: the wait ends that much earlier.
+        retryAtMs = Math.max(nowMs, grant.retryAtMs - (leavesAtMs - nowMs));
         // The learned reserve may shrink at the next bucket: ask again then rather than oversleep.
         if (minuteReserve !== undefined && minuteReserve > windowReserve) {
           retryAtMs = Math.min(retryAtMs, (Math.floor(nowMs / RESERVE_BUCKET_MS) + 1) * RESERVE_BUCKET_MS);
@@ -223,6 +244,8 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
       alone: options.alone === true,
       rank: tierWeight(priority) * TIER_SPAN - seq++,
       inQueue: false,
+      decidedAtMs: 0,
+      leavesAtMs: 0,
     };
     let started: Promise<T> | undefined;
     const task = async (): Promise<HeadOutcome> => {
@@ -232,7 +255,15 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         const outcome = await waitForSlot(ticket, signal);
         // An abort that landed while the ledger answered: the slot stays used, fn never starts.
         signal.throwIfAborted();
-        if (outcome === 'granted') started = start(fn);
+        if (outcome !== 'granted') return outcome;
+        const nowMs = clock.now();
+        sendLag.observe(ticket.decidedAtMs, nowMs);
+        if (nowMs - ticket.leavesAtMs > startDeadlineMs) {
+          // Its slot stays used (it cannot be given back), and the lag is now allowed for.
+          lapsedSlots++;
+          return 'lapsed';
+        }
+        started = start(fn);
         return outcome;
       } finally {
         // p-queue may start the next task before an aborted one has unwound.
@@ -266,7 +297,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
 
   function pauseFor(ms: number, reason: 'rate' | 'daily'): void {
     // Slots granted before the 429 are not sent after it.
-    prepaid = { count: 0, answeredAtMs: 0 };
+    prepaid = noPrepaid();
     const until = clock.now() + Math.max(0, ms);
     if (until > pausedUntil || (until === pausedUntil && reason === 'daily')) {
       pausedUntil = until;
@@ -309,6 +340,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         (localPause !== null && pauseReason === 'daily') ||
         (ledgerPause !== null && snapshot.pauseReason === 'daily') ||
         (lowerShare !== null && snapshot.usedToday >= lowerShare),
+      lapsedSlots,
     };
   }
 

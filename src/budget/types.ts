@@ -22,6 +22,8 @@ export interface BudgetStats {
   pausedUntil: number | null;
   /** True when the daily cap (for the priority's share) is spent until the next UTC midnight. */
   dailyCapReached: boolean;
+  /** Slots granted to requests that then started too late to be sent in them (this process). */
+  lapsedSlots: number;
 }
 
 export interface RunOptions {

@@ -239,6 +239,17 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       this.set({ window: '60s' }, stats.inLastMinute);
     },
   });
+  new Counter({
+    name: 'crmsync_budget_lapsed_slots_total',
+    help: 'Budget slots not used because their request started too late for them (a slow ledger or a busy process); each took another slot',
+    registers,
+    collect() {
+      // The budget counts; the counter mirrors it (it only grows, and starts at 0 with the process).
+      this.reset();
+      const stats = readBudget();
+      if (stats) this.inc(stats.lapsedSlots);
+    },
+  });
   new Gauge({
     name: 'crmsync_job_queue_depth',
     help: 'Jobs in the queue, by state and priority',

@@ -13,7 +13,7 @@ import {
 } from '../../src/budget/types.js';
 import { DAY_MS } from '../../src/budget/window.js';
 import { sleep } from '../../src/util/clock.js';
-import { newClock, settle, type Start, type TestClock } from './helpers.js';
+import { maxInAnySpan, newClock, settle, type Start, type TestClock } from './helpers.js';
 
 const open: RequestBudget[] = [];
 afterEach(async () => {
@@ -312,6 +312,35 @@ describe('request budget', () => {
     expect(asked).toEqual([1, 1, 1, 1, 2]);
   });
 
+  it('decides slots for when requests leave: a ledger that answers late never lets the sends exceed a window', async () => {
+    // A shared ledger under load answers some requests 400 ms after the moment their slot was
+    // decided for, others at once. Without allowing for that, a late request's slot ages out of
+    // our window 400 ms before the Service's, and an on-time request after it arrives too soon.
+    const lags = [400, 400, 0, 400, 0, 0];
+    let answers = 0;
+    const clock = newClock();
+    const ledger = new (class extends InMemorySlotLedger {
+      override async acquire(request: SlotRequest) {
+        const grant = await super.acquire(request);
+        await sleep(clock, lags[answers++ % lags.length]!);
+        return grant;
+      }
+    })();
+    const h = harness(
+      { ratePerMinute: 1, burstPerSecond: 1, dailyCap: null },
+      { ledger, liveWindowReserve: 0, paceLowerPriorities: false, safetyMarginMs: 100 },
+      clock,
+    );
+    for (let i = 0; i < 6; i++) void h.request('live');
+    await clock.runFor(12 * 60_000);
+    // What the Service counts: the starts as they happened, in its own sliding windows.
+    const sends = h.starts.map((s) => s.at);
+    expect(sends).toHaveLength(6);
+    expect(maxInAnySpan(sends, 60_000)).toBe(1);
+    // The first late answer came before any lag was known: that request was not sent in its slot.
+    expect(h.budget.stats().lapsedSlots).toBeGreaterThan(0);
+  });
+
   it('reports counters', async () => {
     const h = harness(
       { ratePerMinute: 10, burstPerSecond: 3, dailyCap: 1000 },
@@ -330,6 +359,7 @@ describe('request budget', () => {
       queued: { live: 0, writeback: 0, backfill: 3 },
       pausedUntil: null,
       dailyCapReached: false,
+      lapsedSlots: 0,
     });
   });
 

@@ -12,6 +12,7 @@ function stats(overrides: Partial<BudgetStats> = {}): BudgetStats {
     queued: { live: 1, writeback: 5, backfill: 20 },
     pausedUntil: null,
     dailyCapReached: false,
+    lapsedSlots: 0,
     ...overrides,
   };
 }
@@ -70,6 +71,7 @@ describe('createMetrics', () => {
     expect(text).toContain('crmsync_budget_queue_depth{priority="backfill"} 20');
     expect(text).toContain('crmsync_budget_window_in_use{window="1s"} 3');
     expect(text).toContain('crmsync_budget_window_in_use{window="60s"} 41');
+    expect(text).toContain('crmsync_budget_lapsed_slots_total 0');
 
     current = stats({ usedToday: 1300, limits: { ratePerMinute: 600, burstPerSecond: 50, dailyCap: null } });
     text = await m.render();

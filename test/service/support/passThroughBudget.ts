@@ -41,6 +41,7 @@ export class PassThroughBudget implements RequestBudget {
       queued: { live: 0, writeback: 0, backfill: 0 },
       pausedUntil: null,
       dailyCapReached: false,
+      lapsedSlots: 0,
     };
   }
 
