@@ -10,16 +10,18 @@
  *   took ~13 % more CPU and up to 2x the time with one, on a quiet one the same; to be measured again.
  * - Embedded, MALLOC_ARENA_MAX=1: one glibc malloc arena instead of one per thread: ~30 MB less.
  *   Not on PostgreSQL, where it measured ~20 MB more.
- * - Both, MALLOC_TRIM_THRESHOLD_=131072: glibc's default trim threshold, but fixed. Left dynamic,
- *   glibc raises it (to twice the largest block freed, up to 64 MB) once start-up frees a big
- *   buffer, e.g. the query compiler's 3.4 MB WebAssembly bytes, and from then on keeps that much
- *   free memory in each arena instead of returning it: ~10-25 MB on an idle PostgreSQL worker.
+ * - Both, a fixed MALLOC_TRIM_THRESHOLD_. Left dynamic, glibc raises its trim and mmap thresholds
+ *   (up to 64 and 32 MB) once start-up frees a big buffer, e.g. the query compiler's 3.4 MB
+ *   WebAssembly bytes, and from then on keeps that much free memory in its arenas instead of
+ *   returning it. Setting the variable fixes both: PostgreSQL idle ~140 -> ~121 MB with glibc's
+ *   default 128 KB (CPU per call unchanged); embedded 222 -> ~196 MB with 4 MB, where 128 KB
+ *   cost ~10 % more backfill CPU (PGlite's buffers come and go) and 4 MB measured neutral.
  *
  * glibc reads its MALLOC_* variables at process start only, hence the re-exec.
  */
 export const PROCESS_SETUP: Record<Database, { flags: string[]; env: Record<string, string> }> = {
   postgresql: { flags: ['--v8-pool-size=1'], env: { MALLOC_TRIM_THRESHOLD_: '131072' } },
-  embedded: { flags: [], env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072' } },
+  embedded: { flags: [], env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304' } },
 };
 /** Set in the re-executed process: it must not re-execute again. */
 export const APPLIED_MARKER = 'CRM_SYNC_NODE_FLAGS_APPLIED';

@@ -26,7 +26,7 @@ describe('the re-exec of `crm-sync start` set up for its database', () => {
     expect(reexecWithFlags({ ...base, database: 'embedded' })).toEqual({
       file: '/usr/bin/node',
       args: ['/usr/bin/node', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
-      env: { PATH: '/bin', MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', [APPLIED_MARKER]: '1' },
+      env: { PATH: '/bin', MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304', [APPLIED_MARKER]: '1' },
     });
   });
 
