@@ -8,7 +8,7 @@
  * API, so it is pinned exactly and test/store/generate.test.ts fails if a bump breaks this path.
  * Their ESM build is broken; the CommonJS build is loaded through createRequire.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,12 +41,46 @@ export async function generatePrismaClient(schemaPath = path.join(root, 'prisma/
   try {
     for (const generator of generators) {
       await generator.generate();
-      written.push(generator.config.output?.value ?? '(unknown)');
+      const dir = generator.config.output?.value ?? '(unknown)';
+      const classFile = path.join(dir, 'internal/class.ts');
+      if (existsSync(classFile))
+        writeFileSync(classFile, readQueryCompilerWasm(readFileSync(classFile, 'utf8')));
+      written.push(dir);
     }
   } finally {
     for (const generator of generators) generator.stop();
   }
   return written;
+}
+
+/**
+ * The generated client loads its query compiler's WebAssembly by importing a module that holds it
+ * as a 4.4 MB base64 string literal. An ES module is never unloaded, so the process would keep that
+ * module's source and its literal (~9 MB of V8 heap, a third of an idle worker's live objects;
+ * docs/performance.md, "Footprint") for the base64 of a binary it decoded once. This rewrites the
+ * loader to read the same file as text instead: the strings are garbage once the module is compiled.
+ * Fails the generation if Prisma changes the loader, rather than silently keeping the import.
+ */
+export function readQueryCompilerWasm(classSource) {
+  const loader =
+    /const \{ wasm \} = await import\(("[^"]+\.wasm-base64\.mjs")\)\n(\s*)return await decodeBase64AsWasm\(wasm\)/;
+  const match = loader.exec(classSource);
+  if (!match) {
+    throw new Error(
+      "prisma-generate: the generated client's query compiler loader changed; update readQueryCompilerWasm",
+    );
+  }
+  const [, specifier, indent] = match;
+  const replacement = [
+    `// crm-sync (scripts/prisma-generate.mjs): read as text, not imported, so that the module cache`,
+    `${indent}// does not keep ~9 MB of base64 for the life of the process.`,
+    `${indent}const { readFile } = await import('node:fs/promises')`,
+    `${indent}const { createRequire } = await import('node:module')`,
+    `${indent}const file = createRequire(import.meta.url).resolve(${specifier})`,
+    `${indent}const source = await readFile(file, 'utf8')`,
+    `${indent}return await decodeBase64AsWasm(source.slice(source.indexOf('"') + 1, source.lastIndexOf('"')))`,
+  ].join('\n');
+  return classSource.replace(loader, replacement);
 }
 
 function canResolve(name) {

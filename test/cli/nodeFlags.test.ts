@@ -17,16 +17,16 @@ const base: ReexecInput = {
 };
 
 describe('the re-exec of `crm-sync start` set up for its database', () => {
-  it('restarts PostgreSQL workers with one V8 thread, embedded ones with one malloc arena, keeping arguments and environment', () => {
+  it('restarts PostgreSQL workers with one V8 thread, embedded ones with one malloc arena, both with a fixed malloc trim threshold, keeping arguments and environment', () => {
     expect(reexecWithFlags(base)).toEqual({
       file: '/usr/bin/node',
       args: ['/usr/bin/node', '--v8-pool-size=1', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
-      env: { PATH: '/bin', [APPLIED_MARKER]: '1' },
+      env: { PATH: '/bin', MALLOC_TRIM_THRESHOLD_: '131072', [APPLIED_MARKER]: '1' },
     });
     expect(reexecWithFlags({ ...base, database: 'embedded' })).toEqual({
       file: '/usr/bin/node',
       args: ['/usr/bin/node', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
-      env: { PATH: '/bin', MALLOC_ARENA_MAX: '1', [APPLIED_MARKER]: '1' },
+      env: { PATH: '/bin', MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304', [APPLIED_MARKER]: '1' },
     });
   });
 
@@ -36,6 +36,8 @@ describe('the re-exec of `crm-sync start` set up for its database', () => {
     expect(reexecWithFlags({ ...base, execArgv: ['--max-old-space-size=200'] })).toBeNull();
     expect(reexecWithFlags({ ...base, env: { NODE_OPTIONS: '--v8-pool-size=2' } })).toBeNull();
     expect(reexecWithFlags({ ...base, database: 'embedded', env: { MALLOC_ARENA_MAX: '4' } })).toBeNull();
+    expect(reexecWithFlags({ ...base, env: { MALLOC_TRIM_THRESHOLD_: '0' } })).toBeNull();
+    expect(reexecWithFlags({ ...base, env: { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=0' } })).toBeNull();
     expect(reexecWithFlags({ ...base, canExecve: false })).toBeNull();
   });
 
@@ -44,8 +46,9 @@ describe('the re-exec of `crm-sync start` set up for its database', () => {
    * database and exits. A preload (through NODE_OPTIONS, which both process images read) reports
    * each image that exits; the replaced image never does.
    */
-  function exitedImages(env: Record<string, string>): { execArgv: string[]; marker: string | null }[] {
-    const hook = `process.on('exit', () => process.stderr.write('IMAGE ' + JSON.stringify({ execArgv: process.execArgv, marker: process.env.${APPLIED_MARKER} ?? null }) + '\\n'));`;
+  type Image = { execArgv: string[]; marker: string | null; trim: string | null };
+  function exitedImages(env: Record<string, string>): Image[] {
+    const hook = `process.on('exit', () => process.stderr.write('IMAGE ' + JSON.stringify({ execArgv: process.execArgv, marker: process.env.${APPLIED_MARKER} ?? null, trim: process.env.MALLOC_TRIM_THRESHOLD_ ?? null }) + '\\n'));`;
     const { stderr } = spawnSync(process.execPath, ['bin/crm-sync.js', 'start'], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
@@ -67,11 +70,13 @@ describe('the re-exec of `crm-sync start` set up for its database', () => {
     return stderr
       .split('\n')
       .filter((line) => line.startsWith('IMAGE '))
-      .map((line) => JSON.parse(line.slice(6)) as { execArgv: string[]; marker: string | null });
+      .map((line) => JSON.parse(line.slice(6)) as Image);
   }
 
   it('runs the worker once, with the flags, and with Node defaults when opted out', () => {
-    expect(exitedImages({})).toEqual([{ execArgv: POSTGRES_NODE_FLAGS, marker: '1' }]);
-    expect(exitedImages({ CRM_SYNC_NODE_FLAGS: 'off' })).toEqual([{ execArgv: [], marker: null }]);
+    expect(exitedImages({})).toEqual([{ execArgv: POSTGRES_NODE_FLAGS, marker: '1', trim: '131072' }]);
+    expect(exitedImages({ CRM_SYNC_NODE_FLAGS: 'off' })).toEqual([
+      { execArgv: [], marker: null, trim: null },
+    ]);
   }, 120_000);
 });
