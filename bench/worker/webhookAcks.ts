@@ -6,7 +6,7 @@
  */
 import { openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
-import { createDbInbox } from '../../src/worker/inbox.js';
+import { createDbInbox, inboxFlushesFor } from '../../src/worker/inbox.js';
 import { benchWebhookAck, type WebhookAckResult } from '../webhook-ack.js';
 import type { BenchDatabase } from './databases.js';
 
@@ -22,7 +22,11 @@ export async function benchDbAcks(
   const database = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir });
   try {
     await migrate(database);
-    const inbox = createDbInbox({ db: database.prisma, crm: 'hubspot' });
+    const inbox = createDbInbox({
+      db: database.prisma,
+      crm: 'hubspot',
+      flushesAtOnce: inboxFlushesFor(database.kind),
+    });
     const runs: AckRun[] = [];
     for (const concurrency of options.concurrency) {
       // The load's event ids restart at 0 each run: start empty so none is a duplicate.

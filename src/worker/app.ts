@@ -32,7 +32,7 @@ import { createCrmCredentialMonitor } from './crmCredentials.js';
 import { createHousekeeping } from './housekeeping.js';
 import { flushDealsQuietly } from '../pipelines/dealSignals.js';
 import { createDriftMonitor } from '../drift/monitor.js';
-import { createDbInbox } from './inbox.js';
+import { createDbInbox, inboxFlushesFor } from './inbox.js';
 import { createPoller, POLL_CURSOR } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
 import { recordExhaustedJobs } from './jobOutcome.js';
@@ -257,6 +257,7 @@ export async function startWorker(
         liveDb: database.live,
         crm: config.crm,
         onEnqueued: (kinds) => runner.wake(kinds),
+        flushesAtOnce: inboxFlushesFor(database.kind),
       }),
       status,
       readiness,

@@ -18,7 +18,7 @@ import { jobsForEvent } from '../pipelines/route.js';
 import { isLiveJob, type JobSpec } from '../pipelines/jobs.js';
 import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
-import { inTransaction, type Db } from '../store/database.js';
+import { inTransaction, type DatabaseKind, type Db } from '../store/database.js';
 import { runAsLive } from '../store/livePriority.js';
 import { draftKey, saveFollowupDraftsOf, type DraftInput } from '../store/followupRepo.js';
 import { enqueueJobs } from '../store/jobQueue.js';
@@ -38,6 +38,11 @@ interface Delivery {
 
 type Stored = { duplicate: boolean } | { error: unknown };
 
+/** Two batches at once on PostgreSQL's pool; the embedded database has one connection. */
+export function inboxFlushesFor(kind: DatabaseKind): number {
+  return kind === 'postgres' ? 2 : 1;
+}
+
 export function createDbInbox(deps: {
   db: Db;
   /** The live lane's client (Database.live), for deliveries that queue live work; default `db`. */
@@ -45,12 +50,19 @@ export function createDbInbox(deps: {
   crm: CrmName;
   /** Told after commit which job kinds were enqueued, so idle runners wake at once. */
   onEnqueued?: (kinds: Set<string>) => void;
+  /**
+   * Batches written at once per group (default 1). On PostgreSQL's pool, 2: the next batch is
+   * built while one waits on its commit. A call's deliveries are never in two at once.
+   */
+  flushesAtOnce?: number;
 }): WebhookInbox {
   // An ack is as pressing as a live call's work (the Service times deliveries out, and a
   // call.started waits in it): on the embedded database it goes ahead of bulk work too.
   const commitsVia = (db: Db) =>
     createGroupCommit<Delivery, Stored>((batch) => runAsLive(() => storeBatch(db, deps.crm, batch)), {
       maxBatch: MAX_BATCH,
+      maxInFlight: deps.flushesAtOnce ?? 1,
+      keyOf: (d) => d.event.data.call_id,
     });
   const commits = { bulk: commitsVia(deps.db), live: commitsVia(deps.liveDb ?? deps.db) };
   return {

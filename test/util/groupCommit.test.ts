@@ -24,6 +24,43 @@ describe('createGroupCommit', () => {
     expect(batches).toEqual([[1], [2, 3, 4], [5]]);
   });
 
+  it('with two flushes at once, builds the next batch during one, never with a key already in flight', async () => {
+    type Item = { call: string; n: number };
+    const batches: number[][] = [];
+    const gates = new Map<number, () => void>();
+    const commits = createGroupCommit<Item, number>(
+      async (items) => {
+        batches.push(items.map((i) => i.n));
+        // Each flush is held until the test lets it go.
+        await new Promise<void>((resolve) => gates.set(items[0]!.n, resolve));
+        return items.map((i) => i.n);
+      },
+      { maxBatch: 10, maxInFlight: 2, keyOf: (i) => i.call },
+    );
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const a1 = commits.submit({ call: 'a', n: 1 });
+    await turn();
+    // a's later events wait for its first; b goes in a second flush beside it. (Events of one key
+    // may share a batch, which applies them in order: the inbox's rounds.)
+    const rest = [
+      commits.submit({ call: 'a', n: 2 }),
+      commits.submit({ call: 'b', n: 3 }),
+      commits.submit({ call: 'a', n: 4 }),
+    ];
+    await turn();
+    expect(batches).toEqual([[1], [3]]);
+    gates.get(3)!();
+    await turn();
+    await turn();
+    expect(batches).toEqual([[1], [3]]);
+    gates.get(1)!();
+    await turn();
+    await turn();
+    expect(batches).toEqual([[1], [3], [2, 4]]);
+    gates.get(2)!();
+    expect(await Promise.all([a1, ...rest])).toEqual([1, 2, 3, 4]);
+  });
+
   it('rejects every item of a failed flush, and goes on with the next batch', async () => {
     const commits = createGroupCommit<number, number>(
       async (items) => {
