@@ -3,7 +3,15 @@
  * memory. A database-backed ledger shared by several processes implements the same interface.
  */
 import type { LedgerSnapshot, SlotGrant, SlotGrants, SlotLedger, SlotRequest } from './types.js';
-import { MINUTE_MS, SECOND_MS, countInWindow, decideSlots, insertAscending, utcDayStart } from './window.js';
+import {
+  MINUTE_MS,
+  SECOND_MS,
+  countInWindow,
+  decideSlots,
+  insertAscending,
+  slotCheckFor,
+  utcDayStart,
+} from './window.js';
 
 /** Starts older than this cannot matter to any window, even with a generous margin. */
 const KEEP_MS = 2 * MINUTE_MS;
@@ -27,20 +35,12 @@ export class InMemorySlotLedger implements SlotLedger {
     const { nowMs } = request;
     this.prune(nowMs);
     const decision = decideSlots(
-      {
+      slotCheckFor(request, {
         starts: this.starts,
         usedToday: this.usedOn(nowMs),
-        nowMs,
-        priority: request.priority,
-        limits: request.limits,
-        windowReserve: request.windowReserve,
-        minuteReserve: request.minuteReserve,
-        dailyReserve: request.dailyReserve,
-        marginMs: request.marginMs ?? 0,
-        paceMs: request.paceMs ?? 0,
         pausedUntil: this.pausedUntil,
         pausedForDailyCap: this.pauseReason === 'daily',
-      },
+      }),
       wanted,
     );
     if (!decision.allowed) {

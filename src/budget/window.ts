@@ -9,7 +9,7 @@
  * Service's receipt time can never put two requests closer together than W on its side.
  */
 import type { PlanLimits } from './plans.js';
-import type { Priority } from './types.js';
+import type { Priority, SlotRequest } from './types.js';
 
 export const SECOND_MS = 1000;
 export const MINUTE_MS = 60_000;
@@ -130,6 +130,24 @@ export interface SlotCheck {
   pausedUntil: number | null;
   /** A pause caused by the Service's daily cap (the requests are refused, not delayed). */
   pausedForDailyCap: boolean;
+}
+
+/** A ledger's state as a check decides on it: what it recorded, and any pause. */
+export type LedgerState = Pick<SlotCheck, 'starts' | 'usedToday' | 'pausedUntil' | 'pausedForDailyCap'>;
+
+/** The check of `request` against a ledger's state: the same for every ledger. */
+export function slotCheckFor(request: SlotRequest, state: LedgerState): SlotCheck {
+  return {
+    ...state,
+    nowMs: request.nowMs,
+    priority: request.priority,
+    limits: request.limits,
+    windowReserve: request.windowReserve,
+    minuteReserve: request.minuteReserve,
+    dailyReserve: request.dailyReserve,
+    marginMs: request.marginMs ?? 0,
+    paceMs: request.paceMs ?? 0,
+  };
 }
 
 export type SlotDecision =

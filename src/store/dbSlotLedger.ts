@@ -1,5 +1,12 @@
 import type { LedgerSnapshot, SlotGrant, SlotGrants, SlotLedger, SlotRequest } from '../budget/types.js';
-import { countInWindow, decideSlots, MINUTE_MS, SECOND_MS, utcDayStart } from '../budget/window.js';
+import {
+  countInWindow,
+  decideSlots,
+  MINUTE_MS,
+  SECOND_MS,
+  slotCheckFor,
+  utcDayStart,
+} from '../budget/window.js';
 import { inTransaction, type Db } from './database.js';
 
 /**
@@ -60,20 +67,12 @@ export function createDbSlotLedger(options: DbSlotLedgerOptions): SlotLedger {
         FROM (SELECT 1) AS one LEFT JOIN budget_pause p ON p.ledger = ${ledger}`;
       const pause = state?.paused_until ? { paused_until: state.paused_until, reason: state.reason } : null;
       const decision = decideSlots(
-        {
+        slotCheckFor(request, {
           starts: (state?.starts ?? []).map(Number),
           usedToday: state?.used ?? 0,
-          nowMs: request.nowMs,
-          priority: request.priority,
-          limits: request.limits,
-          windowReserve: request.windowReserve,
-          minuteReserve: request.minuteReserve,
-          dailyReserve: request.dailyReserve,
-          marginMs: request.marginMs ?? 0,
-          paceMs: request.paceMs ?? 0,
           pausedUntil: pause ? pause.paused_until.getTime() : null,
           pausedForDailyCap: pause?.reason === 'daily',
-        },
+        }),
         wanted,
       );
       if (!decision.allowed) {

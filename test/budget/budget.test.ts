@@ -20,6 +20,18 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((b) => b.close()));
 });
 
+/** An in-memory ledger that notes how many slots each ask wanted. */
+function countingLedger() {
+  const asked: number[] = [];
+  const ledger = new (class extends InMemorySlotLedger {
+    override acquireMany(request: SlotRequest, wanted: number): Promise<SlotGrants> {
+      asked.push(wanted);
+      return super.acquireMany(request, wanted);
+    }
+  })();
+  return { ledger, asked };
+}
+
 function harness(limits: PlanLimits, deps: Partial<RequestBudgetDeps> = {}, clock: TestClock = newClock()) {
   const budget = createRequestBudget({ limits, clock, safetyMarginMs: 0, ...deps });
   open.push(budget);
@@ -255,13 +267,7 @@ describe('request budget', () => {
   });
 
   it('takes the slots of the requests queued behind the head in one ledger round trip', async () => {
-    const asked: number[] = [];
-    const ledger = new (class extends InMemorySlotLedger {
-      override acquireMany(request: SlotRequest, wanted: number): Promise<SlotGrants> {
-        asked.push(wanted);
-        return super.acquireMany(request, wanted);
-      }
-    })();
+    const { ledger, asked } = countingLedger();
     const h = harness(
       { ratePerMinute: 600, burstPerSecond: 5, dailyCap: null },
       { ledger, concurrency: 8, liveWindowReserve: 1, paceLowerPriorities: false },
@@ -291,13 +297,7 @@ describe('request budget', () => {
   });
 
   it('gives a request run alone a slot of its own, never one granted in bulk', async () => {
-    const asked: number[] = [];
-    const ledger = new (class extends InMemorySlotLedger {
-      override acquireMany(request: SlotRequest, wanted: number): Promise<SlotGrants> {
-        asked.push(wanted);
-        return super.acquireMany(request, wanted);
-      }
-    })();
+    const { ledger, asked } = countingLedger();
     const h = harness(
       { ratePerMinute: 600, burstPerSecond: 50, dailyCap: null },
       { ledger, concurrency: 8, paceLowerPriorities: false },
