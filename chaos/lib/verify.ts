@@ -33,29 +33,43 @@ export async function waitQuiescent(
   worker: WorkerProcess,
   callIds: string[],
   options: { timeoutMs: number; signal: AbortSignal },
-): Promise<{ states: Map<string, SyncState | undefined>; ms: number; quiet: boolean }> {
+): Promise<{
+  states: Map<string, SyncState | undefined>;
+  ms: number;
+  quiet: boolean;
+  /** The worker's jobs by state at the end (what keeps it from quiescence, when not quiet). */
+  jobs: Record<string, number>;
+}> {
   const started = Date.now();
   const deadline = started + options.timeoutMs;
   let states = new Map<string, SyncState | undefined>();
   for (;;) {
     states = await callStates(worker, callIds).catch(() => states);
-    const quiet =
-      states.size === callIds.length && [...states.values()].every(settled) && (await queueEmpty(worker));
+    const jobs = await jobStates(worker);
+    const quiet = states.size === callIds.length && [...states.values()].every(settled) && queueEmpty(jobs);
     if (quiet || options.signal.aborted || Date.now() >= deadline) {
-      return { states, ms: Date.now() - started, quiet };
+      return { states, ms: Date.now() - started, quiet, jobs: jobs ?? {} };
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 
-/** No job queued or running: a written call may still have drafts to attach (followup.generated). */
-async function queueEmpty(worker: WorkerProcess): Promise<boolean> {
+async function jobStates(worker: WorkerProcess): Promise<Record<string, number> | null> {
   try {
-    const { queued = 0, running = 0 } = (await worker.status()).jobs.byState;
-    return queued + running === 0;
+    return (await worker.status()).jobs.byState;
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** No job queued or running: a written call may still have drafts to attach (followup.generated). */
+function queueEmpty(jobs: Record<string, number> | null): boolean {
+  return jobs !== null && (jobs.queued ?? 0) + (jobs.running ?? 0) === 0;
+}
+
+/** Why waitQuiescent's wait ended unquiet: the calls' states and the worker's jobs, counted. */
+export function unquiet(states: Map<string, SyncState | undefined>, jobs: Record<string, number>): string {
+  return `calls ${JSON.stringify(stateSummary(states))}, jobs ${JSON.stringify(jobs)}`;
 }
 
 /** Counts of the states, e.g. `written_back 30`. */

@@ -21,7 +21,7 @@ import type { Person } from '../../test/e2e/harness.js';
 import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
 import { startStack, type Stack } from '../lib/stack.js';
-import { stateSummary, waitQuiescent } from '../lib/verify.js';
+import { unquiet, waitQuiescent } from '../lib/verify.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 
 /** Access tokens live this long, so every phase meets several expiries. */
@@ -159,7 +159,7 @@ async function runPhase(
     });
     await load.run(ctx.signal);
     ctx.log(`${crm}: ${load.callIds.length} calls made; waiting for the worker to settle`);
-    const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
+    const { states, ms, quiet, jobs } = await waitQuiescent(worker, load.callIds, {
       timeoutMs: QUIESCENCE_MS,
       signal: ctx.signal,
     });
@@ -168,7 +168,7 @@ async function runPhase(
     verdict.figure(`${prefix}settled in`, `${(ms / 1000).toFixed(0)} s`);
     verdict.check(
       quiet,
-      `${readback.name}: not quiescent within ${QUIESCENCE_MS / 1000} s: ${JSON.stringify(stateSummary(states))}`,
+      `${readback.name}: not quiescent within ${QUIESCENCE_MS / 1000} s: ${unquiet(states, jobs)}`,
     );
     checkWrittenOnceIn(verdict, { svc: stack.svc, crm: readback, callIds: load.callIds, states, prefix });
     const { injected, acted } = faults.summary();

@@ -14,7 +14,7 @@ import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
 import { startStack } from '../lib/stack.js';
-import { checkNo429, checkWrittenOnce, stateSummary, waitQuiescent } from '../lib/verify.js';
+import { checkNo429, checkWrittenOnce, unquiet, waitQuiescent } from '../lib/verify.js';
 import { startWebhookRelay, type Delivery } from '../lib/webhookRelay.js';
 
 const OUTAGE_MS = 15_000;
@@ -73,7 +73,7 @@ async function runDbOutage(ctx: ScenarioContext) {
     const recovered = readyAfterMs !== null ? Date.now() - restoredAt : null;
 
     await loading;
-    const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
+    const { states, ms, quiet, jobs } = await waitQuiescent(worker, load.callIds, {
       timeoutMs: QUIESCENCE_MS,
       signal: ctx.signal,
     });
@@ -106,10 +106,7 @@ async function runDbOutage(ctx: ScenarioContext) {
 
     verdict.figure('calls', load.callIds.length);
     verdict.figure('settled in', `${(ms / 1000).toFixed(0)} s`);
-    verdict.check(
-      quiet,
-      `not quiescent within ${QUIESCENCE_MS / 1000} s: ${JSON.stringify(stateSummary(states))}`,
-    );
+    verdict.check(quiet, `not quiescent within ${QUIESCENCE_MS / 1000} s: ${unquiet(states, jobs)}`);
     checkWrittenOnce(verdict, { svc: stack.svc, hs: stack.hs, callIds: load.callIds, states });
     // Drafts are not lost to the outage: a call without any has a FOLLOWUP_UNCERTAIN warning.
     const withoutDrafts = load.callIds.filter((id) => followupGenerations(stack.svc, id) === 0);

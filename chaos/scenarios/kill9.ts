@@ -13,7 +13,7 @@ import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
 import { startStack } from '../lib/stack.js';
 import { MOMENTS, MomentTaps, type Moment } from '../lib/taps.js';
-import { checkNo429, checkWrittenOnce, stateSummary, waitQuiescent } from '../lib/verify.js';
+import { checkNo429, checkWrittenOnce, unquiet, waitQuiescent } from '../lib/verify.js';
 
 export interface Kill9Options {
   name: string;
@@ -113,16 +113,13 @@ async function runKill9(ctx: ScenarioContext, options: Kill9Options) {
       `no kill landed during: ${missed.join(', ')}`,
     );
     await loading;
-    const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
+    const { states, ms, quiet, jobs } = await waitQuiescent(worker, load.callIds, {
       timeoutMs: Math.min(QUIESCENCE_MS, started + options.budgetMs - 5_000 - Date.now()),
       signal: ctx.signal,
     });
     verdict.figure('calls', load.callIds.length);
     verdict.figure('settled in', `${(ms / 1000).toFixed(0)} s`);
-    verdict.check(
-      quiet,
-      `not quiescent within ${QUIESCENCE_MS / 1000} s: ${JSON.stringify(stateSummary(states))}`,
-    );
+    verdict.check(quiet, `not quiescent within ${QUIESCENCE_MS / 1000} s: ${unquiet(states, jobs)}`);
     checkWrittenOnce(verdict, { svc: stack.svc, hs: stack.hs, callIds: load.callIds, states });
     checkNo429(verdict, stack.svc, stack.hs);
     verdict.figure('replays', load.replays);

@@ -16,7 +16,7 @@ import { checkWrittenOnceIn, hubspotReadback } from '../lib/crmReadback.js';
 import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
 import { planLimits, startStack } from '../lib/stack.js';
-import { stateSummary, waitQuiescent } from '../lib/verify.js';
+import { unquiet, waitQuiescent } from '../lib/verify.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 
 const FOLLOWUPS = 'POST /v1/calls/:id/followups';
@@ -68,16 +68,13 @@ async function runServiceStorm(ctx: ScenarioContext, options: ServiceStormOption
     const load = new CallLoad(svc, ctx.random, { calls: options.calls });
     await load.run(ctx.signal);
     ctx.log(`${load.callIds.length} calls made; waiting for the worker to settle`);
-    const { states, ms, quiet } = await waitQuiescent(worker, load.callIds, {
+    const { states, ms, quiet, jobs } = await waitQuiescent(worker, load.callIds, {
       timeoutMs: QUIESCENCE_MS,
       signal: ctx.signal,
     });
     verdict.figure('calls', load.callIds.length);
     verdict.figure('settled in', `${(ms / 1000).toFixed(0)} s`);
-    verdict.check(
-      quiet,
-      `not quiescent within ${QUIESCENCE_MS / 1000} s: ${JSON.stringify(stateSummary(states))}`,
-    );
+    verdict.check(quiet, `not quiescent within ${QUIESCENCE_MS / 1000} s: ${unquiet(states, jobs)}`);
     checkWrittenOnceIn(verdict, { svc, crm: hubspotReadback(stack.hs), callIds: load.callIds, states });
     checkPlanWindows(verdict, svc);
     await checkCallsWithoutDrafts(verdict, svc, worker, load.callIds);

@@ -43,7 +43,8 @@ export interface ReexecInput {
  * The execve arguments that restart this process set up for its database, or null when it should
  * run as it is: already re-executed, opted out, the operator chose (node flags on the command line,
  * which includes tsx's loader, the pool size in NODE_OPTIONS, or any glibc malloc setting in the
- * environment), or a Node without process.execve.
+ * environment), an inspector asked for in NODE_OPTIONS (the first image would open it and print
+ * its address, the second open another), or a Node without process.execve.
  */
 export function reexecWithFlags(
   input: ReexecInput,
@@ -52,7 +53,7 @@ export function reexecWithFlags(
   if (!input.canExecve) return null;
   if (env[APPLIED_MARKER] !== undefined) return null;
   if (/^(off|0|false|no)$/i.test(env[OPT_OUT]?.trim() ?? '')) return null;
-  if (execArgv.length > 0 || /--v8-pool-size/.test(env.NODE_OPTIONS ?? '')) return null;
+  if (execArgv.length > 0 || /--v8-pool-size|--inspect/.test(env.NODE_OPTIONS ?? '')) return null;
   if (Object.keys(env).some((name) => name.startsWith('MALLOC_') || name === 'GLIBC_TUNABLES')) return null;
   const setup = PROCESS_SETUP[input.database];
   return {

@@ -35,6 +35,8 @@ describe('the re-exec of `crm-sync start` set up for its database', () => {
     expect(reexecWithFlags({ ...base, env: { CRM_SYNC_NODE_FLAGS: 'off' } })).toBeNull();
     expect(reexecWithFlags({ ...base, execArgv: ['--max-old-space-size=200'] })).toBeNull();
     expect(reexecWithFlags({ ...base, env: { NODE_OPTIONS: '--v8-pool-size=2' } })).toBeNull();
+    // An inspector (a debugger, the chaos run's memory checks) is opened by the first image.
+    expect(reexecWithFlags({ ...base, env: { NODE_OPTIONS: '--inspect=127.0.0.1:0' } })).toBeNull();
     expect(reexecWithFlags({ ...base, database: 'embedded', env: { MALLOC_ARENA_MAX: '4' } })).toBeNull();
     expect(reexecWithFlags({ ...base, env: { MALLOC_TRIM_THRESHOLD_: '0' } })).toBeNull();
     expect(reexecWithFlags({ ...base, env: { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=0' } })).toBeNull();
