@@ -36,7 +36,7 @@ import { createDbInbox, inboxFlushesFor } from './inbox.js';
 import { createPoller, POLL_CURSOR } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
 import { recordExhaustedJobs } from './jobOutcome.js';
-import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from './runner.js';
+import { createJobRunner, runnerOptionsFor } from './runner.js';
 import { collectForecast, collectStatus, forecastTimes } from './status.js';
 import { adminRoutes } from './adminRoutes.js';
 import { boundAddress } from './boundAddress.js';
@@ -160,7 +160,7 @@ export async function startWorker(
         logger,
         liveDb: database.live,
       },
-      DEFAULT_RUNNER_OPTIONS,
+      runnerOptionsFor(database.kind),
     );
     const housekeeping = createHousekeeping({
       db,

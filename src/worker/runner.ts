@@ -16,7 +16,7 @@ import {
   rescheduleJob,
   type JobRecord,
 } from '../store/jobQueue.js';
-import type { Db } from '../store/database.js';
+import type { DatabaseKind, Db } from '../store/database.js';
 import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { Clock } from '../util/clock.js';
@@ -44,6 +44,16 @@ export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
   leaseMs: 60_000,
   idlePollMs: 1_000,
 };
+
+/**
+ * On PostgreSQL four bulk lanes: a write-back batch spends most of its time waiting on round trips
+ * (the database's and the CRM's), which other batches can fill; no Service limit, 400 calls: about
+ * 40 -> 55 calls/s (docs/performance.md). The embedded database has one connection and runs on
+ * this thread, so more lanes only queue there (no gain measured): two.
+ */
+export function runnerOptionsFor(kind: DatabaseKind): RunnerOptions {
+  return kind === 'postgres' ? { ...DEFAULT_RUNNER_OPTIONS, bulkConcurrency: 4 } : DEFAULT_RUNNER_OPTIONS;
+}
 
 /** How long a job handed back at shutdown waits before another worker may claim it. */
 const HAND_BACK_DELAY_MS = 5_000;
