@@ -298,8 +298,7 @@ export async function transitionSyncStatus(
     WITH cur AS (
       SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE
     ), moved AS (
-      UPDATE sync_status s SET next_attempt_at = NULL, ${set} state = ${to}, attempts = 0,
-        last_error_code = NULL, last_error_message = NULL, updated_at = ${now}::timestamptz
+      UPDATE sync_status s SET ${transitionAssignments(to, now, set)}
       FROM cur
       WHERE s.call_id = ${callId} AND s.crm = ${crm}
         AND cur.state IN (${from.length > 0 ? Prisma.join(from) : Prisma.sql`NULL`})
@@ -339,8 +338,7 @@ export async function transitionSyncStatuses(
       SELECT call_id, state FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join([...callIds])})
       ORDER BY call_id FOR UPDATE
     ), moved AS (
-      UPDATE sync_status s SET next_attempt_at = NULL, state = ${to}, attempts = 0,
-        last_error_code = NULL, last_error_message = NULL, updated_at = ${now}::timestamptz
+      UPDATE sync_status s SET ${transitionAssignments(to, now, Prisma.empty)}
       FROM cur
       WHERE s.call_id = cur.call_id AND s.crm = ${crm}
         AND cur.state IN (${from.length > 0 ? Prisma.join(from) : Prisma.sql`NULL`})
@@ -363,6 +361,12 @@ export async function transitionSyncStatuses(
     }
     return new Error(`call ${callId}: sync state ${row.from_state} did not move to ${to}`);
   });
+}
+
+/** What every transition sets: the new state, attempts and the last error reset, and `set`. */
+function transitionAssignments(to: SyncState, now: Date, set: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`next_attempt_at = NULL, ${set} state = ${to}, attempts = 0,
+    last_error_code = NULL, last_error_message = NULL, updated_at = ${now}::timestamptz`;
 }
 
 /** TransitionFields as SQL assignments, each followed by a comma. */
