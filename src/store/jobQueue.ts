@@ -230,18 +230,28 @@ export async function completeJob(
   return (await completeJobs(db, { ids: [input.id], workerId: input.workerId, now: input.now })).length === 1;
 }
 
-/** completeJob for many jobs in one statement; returns the ids this worker still held. */
+/**
+ * completeJob for many jobs in one statement; returns the ids this worker still held. A job queued
+ * behind a completed one (same key) is due at once: what it was to wait for is settled now (e.g.
+ * call.completed's five-minute safety check, delivered while the call's write-back ran, finds the
+ * call written and ends), rather than holding the call's key for minutes.
+ */
 export async function completeJobs(
   db: Db,
   input: { ids: readonly number[]; workerId: string; now: Date },
 ): Promise<number[]> {
   if (input.ids.length === 0) return [];
   const rows = await db.$queryRaw<{ id: bigint }[]>`
-    UPDATE job SET state = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL,
-                   updated_at = ${input.now}
-    WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
-      AND state = 'running' AND locked_by = ${input.workerId}
-    RETURNING id`;
+    WITH done AS (
+      UPDATE job SET state = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL,
+                     updated_at = ${input.now}
+      WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
+        AND state = 'running' AND locked_by = ${input.workerId}
+      RETURNING id, key),
+    behind AS (
+      UPDATE job q SET run_at = ${input.now}, updated_at = ${input.now}
+      FROM done WHERE q.key = done.key AND q.state = 'queued' AND q.run_at > ${input.now})
+    SELECT id FROM done`;
   return rows.map((r) => Number(r.id));
 }
 

@@ -80,6 +80,33 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
     expect(next?.id).toBe(c.id);
   });
 
+  it('a delayed job queued behind a running one is due as soon as that one is done', async () => {
+    const { prisma } = get().db;
+    const first = await enqueueJob(prisma, { kind: 'k', key: 'k:1', priority: 1, now: at(0) });
+    const other = await enqueueJob(prisma, {
+      kind: 'k',
+      key: 'k:2',
+      priority: 1,
+      runAt: at(300),
+      now: at(0),
+    });
+    await claimJobs(prisma, { workerId: 'w1', limit: 1, leaseMs: LEASE, now: at(1) });
+    // e.g. call.completed's safety check, delivered late while the call's write-back runs.
+    const behind = await enqueueJob(prisma, {
+      kind: 'k',
+      key: 'k:1',
+      priority: 1,
+      runAt: at(302),
+      now: at(2),
+    });
+    expect(await completeJob(prisma, { id: first.id, workerId: 'w1', now: at(5) })).toBe(true);
+    expect((await getJob(prisma, behind.id))?.runAt).toEqual(at(5));
+    // A job of another key keeps its time.
+    expect((await getJob(prisma, other.id))?.runAt).toEqual(at(300));
+    const [next] = await claimJobs(prisma, { workerId: 'w2', limit: 5, leaseMs: LEASE, now: at(6) });
+    expect(next?.id).toBe(behind.id);
+  });
+
   it('a job going back to the queue yields to one queued behind it (reschedule, retry, lease expiry)', async () => {
     const { prisma } = get().db;
     for (const [n, putBack] of [
