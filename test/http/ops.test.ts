@@ -16,6 +16,12 @@ function setup(...args: Parameters<typeof testServer>) {
 }
 
 describe('operator endpoints', () => {
+  it('refuses a route that declares a JSON schema: no Ajv is loaded to check it (zod checks bodies)', async () => {
+    const { app } = setup();
+    app.post('/checked', { schema: { body: { type: 'object' } } }, async () => ({ ok: true }));
+    await expect(app.ready()).rejects.toThrow(/declare no JSON schema/);
+  });
+
   it('GET /healthz answers 200 {ok:true}', async () => {
     const { app } = setup();
     const res = await app.inject({ method: 'GET', url: '/healthz' });
