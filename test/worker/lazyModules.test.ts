@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
  * imports statically. The embedded database's PGlite (~3 MB of RSS) and the migration engine's
  * WebAssembly must come in only on the paths that use them (docs/performance.md, "Footprint").
  */
-function staticPackages(entry: string): string[] {
+function staticImports(entry: string): { packages: string[]; urls: string[] } {
   const hook = `
     import { registerHooks } from 'node:module';
     const seen = new Set();
@@ -25,16 +25,21 @@ function staticPackages(entry: string): string[] {
     { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, input: '' },
   );
   const urls = JSON.parse(out.trim().split('\n').at(-1)!) as string[];
-  return [...new Set(urls.flatMap((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []))];
+  const packages = [...new Set(urls.flatMap((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []))];
+  return { packages, urls };
 }
 
 describe("the worker's static imports", () => {
   it('load neither PGlite nor the schema engine, but do load what every worker needs', () => {
-    const packages = staticPackages('./src/worker/app.ts');
+    const { packages, urls } = staticImports('./src/worker/app.ts');
     expect(packages).toContain('fastify');
     expect(packages).toContain('pg');
     expect(packages).not.toContain('@electric-sql/pglite');
     expect(packages).not.toContain('pglite-prisma-adapter');
     expect(packages).not.toContain('@prisma/schema-engine-wasm');
+    // The Service transport takes undici's agent and request API, not its index (fetch, WebSocket,
+    // caches, mocks: ~3.5 MB the worker never uses).
+    expect(urls.some((u) => u.includes('/node_modules/undici/lib/dispatcher/agent.js'))).toBe(true);
+    expect(urls.some((u) => /\/node_modules\/undici\/(index\.js|lib\/web\/fetch\/)/.test(u))).toBe(false);
   }, 60_000);
 });

@@ -1,11 +1,5 @@
-import type * as HubSpotSdk from '@hubspot/api-client';
-import type { Client } from '@hubspot/api-client';
+import { Client } from '@hubspot/api-client';
 import type { RefreshFn } from './auth.js';
-
-// Loaded at the first request, not at start: an idle worker (and every CLI command that makes no
-// HubSpot request) does without the SDK's ~200 modules.
-let sdk: Promise<typeof HubSpotSdk> | undefined;
-const loadSdk = () => (sdk ??= import('@hubspot/api-client'));
 
 /**
  * The few HubSpot operations crm-sync uses, over the official `@hubspot/api-client`; each method
@@ -133,44 +127,38 @@ export function createHubSpotApi(
   accessToken: string,
   onResponse: (headers: Record<string, string>) => void,
 ): HubSpotApi {
-  type Apis = ReturnType<typeof apisOf>;
-  let built: Promise<Apis> | undefined;
-  const apis = () =>
-    (built ??= loadSdk().then(({ Client: SdkClient }) =>
-      apisOf(
-        new SdkClient({
-          accessToken,
-          basePath,
-          middleware: [
-            {
-              pre: (ctx: unknown) => ctx,
-              post: (ctx: unknown) => {
-                onResponse((ctx as ResponseContext).headers ?? {});
-                return ctx;
-              },
-            },
-          ],
-        }),
-      ),
-    ));
-  type Objects = Apis['objects'];
-  type Assoc = Apis['assoc'];
-  type Props = Apis['props'];
+  const client = new Client({
+    accessToken,
+    basePath,
+    middleware: [
+      {
+        pre: (ctx: unknown) => ctx,
+        post: (ctx: unknown) => {
+          onResponse((ctx as ResponseContext).headers ?? {});
+          return ctx;
+        },
+      },
+    ],
+  });
+  // Built now, in the constructor's tick: see the decorator quirk above.
+  const objects = client.crm.objects;
+  const assoc = client.crm.associations.v4;
+  const props = client.crm.properties;
+  const owners = client.crm.owners;
 
-  type Search = Parameters<Objects['searchApi']['doSearch']>[1];
-  type Upsert = Parameters<Objects['batchApi']['upsert']>[1];
-  type Update = Parameters<Objects['batchApi']['update']>[1];
-  type AssocCreate = Parameters<Assoc['batchApi']['create']>[2];
-  type AssocRead = Parameters<Assoc['batchApi']['getPage']>[2];
-  type AssocArchive = Parameters<Assoc['batchApi']['archive']>[2];
-  type PropCreate = Parameters<Props['batchApi']['create']>[1];
+  type Search = Parameters<typeof objects.searchApi.doSearch>[1];
+  type Upsert = Parameters<typeof objects.batchApi.upsert>[1];
+  type Update = Parameters<typeof objects.batchApi.update>[1];
+  type AssocCreate = Parameters<typeof assoc.batchApi.create>[2];
+  type AssocRead = Parameters<typeof assoc.batchApi.getPage>[2];
+  type AssocArchive = Parameters<typeof assoc.batchApi.archive>[2];
+  type PropCreate = Parameters<typeof props.batchApi.create>[1];
 
   const errorsOf = (r: unknown): BatchError[] =>
     ((r as { errors?: BatchError[] }).errors ?? []).map(plainError);
 
   return {
     async search(type, body) {
-      const { objects } = await apis();
       const r = await objects.searchApi.doSearch(type, body as unknown as Search);
       return {
         total: r.total,
@@ -179,11 +167,9 @@ export function createHubSpotApi(
       };
     },
     async getById(type, id, properties) {
-      const { objects } = await apis();
       return plain(await objects.basicApi.getById(type, id, properties));
     },
     async batchRead(type, ids, properties) {
-      const { objects } = await apis();
       const r = await objects.batchApi.read(type, {
         inputs: ids.map((id) => ({ id })),
         properties,
@@ -192,7 +178,6 @@ export function createHubSpotApi(
       return { results: r.results.map(plain), errors: errorsOf(r) };
     },
     async batchUpsert(type, inputs) {
-      const { objects } = await apis();
       const r = await objects.batchApi.upsert(type, { inputs } as unknown as Upsert);
       // The SDK renames the wire field `new` to `_new` (wire notes 1.3).
       return {
@@ -201,12 +186,10 @@ export function createHubSpotApi(
       };
     },
     async batchUpdate(type, inputs) {
-      const { objects } = await apis();
       const r = await objects.batchApi.update(type, { inputs } as unknown as Update);
       return { results: r.results.map(plain), errors: errorsOf(r) };
     },
     async associationPage(from, id, to, after) {
-      const { assoc } = await apis();
       const r = await assoc.basicApi.getPage(from, id, to, after, 500);
       return {
         results: r.results.map((a) => ({
@@ -217,7 +200,6 @@ export function createHubSpotApi(
       };
     },
     async associationBatch(from, to, inputs) {
-      const { assoc } = await apis();
       const body = { inputs: inputs.map((i) => (i.after ? { id: i.id, after: i.after } : { id: i.id })) };
       const r = await assoc.batchApi.getPage(from, to, body as AssocRead);
       return {
@@ -233,7 +215,6 @@ export function createHubSpotApi(
       };
     },
     async associateBatch(from, to, inputs) {
-      const { assoc } = await apis();
       const body = {
         inputs: inputs.map((i) => ({
           _from: { id: i.fromId }, // sent as `from` on the wire
@@ -244,14 +225,12 @@ export function createHubSpotApi(
       return { errors: errorsOf(await assoc.batchApi.create(from, to, body as unknown as AssocCreate)) };
     },
     async archiveAssociations(from, to, inputs) {
-      const { assoc } = await apis();
       const body = {
         inputs: inputs.map((i) => ({ _from: { id: i.fromId }, to: i.toIds.map((id) => ({ id })) })),
       };
       await assoc.batchApi.archive(from, to, body as unknown as AssocArchive);
     },
     async listProperties(type) {
-      const { props } = await apis();
       const r = await props.coreApi.getAll(type);
       return r.results.map((p) => ({
         name: p.name,
@@ -261,20 +240,16 @@ export function createHubSpotApi(
       }));
     },
     async createGroup(type, name, label) {
-      const { props } = await apis();
       await props.groupsApi.create(type, { name, label, displayOrder: -1 });
     },
     async createProperties(type, inputs) {
-      const { props } = await apis();
       const r = await props.batchApi.create(type, { inputs } as unknown as PropCreate);
       return { created: r.results.map((p) => p.name), errors: errorsOf(r) };
     },
     async owner(id) {
-      const { owners } = await apis();
       return ownerInfo(await owners.ownersApi.getById(Number(id), 'id', false));
     },
     async ownerPage(after, limit) {
-      const { owners } = await apis();
       const r = await owners.ownersApi.getPage(undefined, after, limit, false);
       return {
         results: r.results.map(ownerInfo),
@@ -284,21 +259,11 @@ export function createHubSpotApi(
   };
 }
 
-/** A Client's API objects, built at once, in the constructor's tick: see the decorator quirk above. */
-function apisOf(client: Client) {
-  return {
-    objects: client.crm.objects,
-    assoc: client.crm.associations.v4,
-    props: client.crm.properties,
-    owners: client.crm.owners,
-  };
-}
-
 /** The OAuth token call: form-encoded `POST /oauth/v1/token`, no Authorization header. */
 export function createTokenRefresher(basePath: string): RefreshFn {
   return async ({ clientId, clientSecret, refreshToken }) => {
-    const { Client: SdkClient } = await loadSdk();
-    const tokens = new SdkClient({ basePath }).oauth.tokensApi;
+    const client = new Client({ basePath });
+    const tokens = client.oauth.tokensApi;
     const r = await tokens.create(
       'refresh_token',
       undefined,
