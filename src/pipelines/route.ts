@@ -4,6 +4,7 @@
  */
 import type { Call } from '../service/types.js';
 import type { WebhookEvent } from '../service/events.js';
+import { ACTIVE_SYNC_STATES, type SyncState } from '../sync/states.js';
 import { callPhaseOf } from './callStatus.js';
 import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from './jobs.js';
 
@@ -12,6 +13,15 @@ import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from './jo
  * analysis.ready; this check runs anyway in case that webhook is lost.
  */
 export const ANALYSIS_SAFETY_CHECK_MS = 5 * 60_000;
+
+/**
+ * An event's jobs are not needed when its call's work is over: call.completed's safety check has
+ * nothing to check once the call is written, skipped or failed (a replay starts it again). E.g.
+ * the Service redelivers call.completed after an outage, after the call was written back.
+ */
+export function eventWorkMoot(event: Pick<WebhookEvent, 'type'>, state: SyncState): boolean {
+  return event.type === 'call.completed' && !ACTIVE_SYNC_STATES.includes(state);
+}
 
 export function jobsForEvent(event: WebhookEvent, receivedAt: number): JobSpec[] {
   const callId = event.data.call_id;

@@ -250,7 +250,12 @@ export async function completeJobs(
       RETURNING id, key),
     behind AS (
       UPDATE job q SET run_at = ${input.now}, updated_at = ${input.now}
-      FROM done WHERE q.key = done.key AND q.state = 'queued' AND q.run_at > ${input.now})
+      WHERE q.id IN (
+        -- SKIP LOCKED: the inbox and the poller lock queued rows (ON CONFLICT) in their own
+        -- order; waiting for one here could deadlock with them. A row skipped keeps its time.
+        SELECT b.id FROM job b JOIN done ON b.key = done.key
+        WHERE b.state = 'queued' AND b.run_at > ${input.now}
+        FOR UPDATE OF b SKIP LOCKED))
     SELECT id FROM done`;
   return rows.map((r) => Number(r.id));
 }

@@ -14,7 +14,7 @@
 import type { CrmName } from '../crm/types.js';
 import type { WebhookInbox, InboxRecord } from '../http/types.js';
 import { callFactsOf } from '../pipelines/callFacts.js';
-import { jobsForEvent } from '../pipelines/route.js';
+import { eventWorkMoot, jobsForEvent } from '../pipelines/route.js';
 import { isLiveJob, type JobSpec } from '../pipelines/jobs.js';
 import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
@@ -140,7 +140,7 @@ async function storeRound(tx: Db, crm: CrmName, round: Delivery[]): Promise<bool
     })),
   );
   const fresh = round.filter((_, i) => !duplicates[i]);
-  await upsertDiscoveredMany(
+  const discovered = await upsertDiscoveredMany(
     tx,
     crm,
     fresh.map(({ record, event }) => {
@@ -169,9 +169,10 @@ async function storeRound(tx: Db, crm: CrmName, round: Delivery[]): Promise<bool
   // A draft stored already needs no job: its generation stored it inside the write-back job that
   // asked for it, which writes every stored draft of the call (on this run or its retry), and an
   // earlier delivery of it queued a job of its own.
-  const needsJob = ({ event }: Delivery) =>
-    !(event.type === 'followup.generated' && event.data.followup) ||
-    newDrafts.has(draftKey(event.data.call_id, (event.data.followup as DraftInput).id));
+  const needsJob = ({ event }: Delivery, i: number) =>
+    !eventWorkMoot(event, discovered[i]!.record.state) &&
+    (!(event.type === 'followup.generated' && event.data.followup) ||
+      newDrafts.has(draftKey(event.data.call_id, (event.data.followup as DraftInput).id)));
   const specs = fresh
     .filter(needsJob)
     .flatMap(({ record, jobs }) => jobs.map((job) => ({ job, receivedAt: record.receivedAt })));

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   countJobs,
@@ -106,6 +107,35 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
     const [next] = await claimJobs(prisma, { workerId: 'w2', limit: 5, leaseMs: LEASE, now: at(6) });
     expect(next?.id).toBe(behind.id);
   });
+
+  it.runIf(kind === 'postgres')(
+    'completing never waits for a queued job another transaction holds (it keeps its time)',
+    async () => {
+      const { db, target } = get();
+      const { prisma } = db;
+      const first = await enqueueJob(prisma, { kind: 'k', key: 'lk:1', priority: 1, now: at(0) });
+      await claimJobs(prisma, { workerId: 'w1', limit: 1, leaseMs: LEASE, now: at(1) });
+      const behind = await enqueueJob(prisma, {
+        kind: 'k',
+        key: 'lk:1',
+        priority: 1,
+        runAt: at(300),
+        now: at(2),
+      });
+      // As the inbox's ON CONFLICT update does, in its own order: waiting on it could deadlock.
+      const holder = new pg.Client({ connectionString: target.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM job WHERE id = $1 FOR UPDATE', [behind.id]);
+        expect(await completeJob(prisma, { id: first.id, workerId: 'w1', now: at(5) })).toBe(true);
+        await holder.query('COMMIT');
+      } finally {
+        await holder.end();
+      }
+      expect((await getJob(prisma, behind.id))?.runAt).toEqual(at(300));
+    },
+  );
 
   it('a job going back to the queue yields to one queued behind it (reschedule, retry, lease expiry)', async () => {
     const { prisma } = get().db;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { saveFollowupDrafts } from '../../src/store/followupRepo.js';
+import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { createDbInbox } from '../../src/worker/inbox.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
@@ -156,5 +157,28 @@ describe.each(DATABASE_KINDS)('the webhook inbox under concurrent deliveries (%s
     expect(
       await prisma.syncStatus.count({ where: { callId: { in: ['call_f', 'call_h', 'call_h2'] } } }),
     ).toBe(3);
+  });
+
+  it('queues no safety check for a call.completed that comes after the call was written back', async () => {
+    const prisma = database().db.prisma;
+    const inbox = createDbInbox({ db: prisma, crm: 'hubspot' });
+    // call_w: written back before its call.completed was (re)delivered; call_o: still open.
+    await upsertDiscovered(prisma, { callId: 'call_w', crm: 'hubspot', now: new Date(T0) });
+    for (const to of ['awaiting_analysis', 'writing_back', 'written_back'] as const) {
+      await transitionSyncStatus(prisma, { callId: 'call_w', crm: 'hubspot', to, now: new Date(T0) });
+    }
+    await Promise.all([
+      inbox.store(
+        record('evt_c1', 'call.completed', { call_id: 'call_w', call: call('call_w', 'completed') }, T0 + 5),
+      ),
+      inbox.store(
+        record('evt_c2', 'call.completed', { call_id: 'call_o', call: call('call_o', 'completed') }, T0 + 5),
+      ),
+    ]);
+    const jobs = await prisma.job.findMany({
+      where: { key: { in: ['writeback:call_w', 'writeback:call_o'] } },
+    });
+    expect(jobs.map((j) => j.key)).toEqual(['writeback:call_o']);
+    expect(await prisma.webhookInbox.count({ where: { eventId: { in: ['evt_c1', 'evt_c2'] } } })).toBe(2);
   });
 });

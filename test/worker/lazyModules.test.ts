@@ -25,7 +25,9 @@ function staticImports(entry: string): { packages: string[]; urls: string[] } {
     { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, input: '' },
   );
   const urls = JSON.parse(out.trim().split('\n').at(-1)!) as string[];
-  const packages = [...new Set(urls.flatMap((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []))];
+  const packages = [
+    ...new Set(urls.flatMap((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? [])),
+  ];
   return { packages, urls };
 }
 
