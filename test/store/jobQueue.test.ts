@@ -18,6 +18,7 @@ import {
   requeueExpiredJobs,
   rescheduleJob,
 } from '../../src/store/jobQueue.js';
+import type { Db } from '../../src/store/database.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 const T0 = new Date('2026-03-02T10:00:00.000Z');
@@ -35,6 +36,24 @@ describe('job retry backoff', () => {
     expect(jobRetryDelayMs(0, () => 0)).toBeGreaterThanOrEqual(JOB_BACKOFF.floorMs);
   });
 });
+
+/**
+ * A job of `key` claimed by w1 (at 1 s), and one of the same key queued behind it, due at `runAt`:
+ * e.g. call.completed's safety check, delivered late while the call's write-back runs.
+ */
+async function runningWithOneBehind(prisma: Db, key: string, runAt: Date) {
+  const first = await enqueueJob(prisma, { kind: 'k', key, priority: 1, now: at(0) });
+  const [claimed] = await claimJobs(prisma, {
+    workerId: 'w1',
+    limit: 5,
+    kinds: ['k'],
+    leaseMs: LEASE,
+    now: at(1),
+  });
+  expect(claimed?.id).toBe(first.id);
+  const behind = await enqueueJob(prisma, { kind: 'k', key, priority: 1, runAt, now: at(2) });
+  return { first, behind };
+}
 
 describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
   const get = useMigratedDatabase(kind);
@@ -83,7 +102,6 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
 
   it('a delayed job queued behind a running one is due as soon as that one is done', async () => {
     const { prisma } = get().db;
-    const first = await enqueueJob(prisma, { kind: 'k', key: 'k:1', priority: 1, now: at(0) });
     const other = await enqueueJob(prisma, {
       kind: 'k',
       key: 'k:2',
@@ -91,15 +109,7 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
       runAt: at(300),
       now: at(0),
     });
-    await claimJobs(prisma, { workerId: 'w1', limit: 1, leaseMs: LEASE, now: at(1) });
-    // e.g. call.completed's safety check, delivered late while the call's write-back runs.
-    const behind = await enqueueJob(prisma, {
-      kind: 'k',
-      key: 'k:1',
-      priority: 1,
-      runAt: at(302),
-      now: at(2),
-    });
+    const { first, behind } = await runningWithOneBehind(prisma, 'k:1', at(302));
     expect(await completeJob(prisma, { id: first.id, workerId: 'w1', now: at(5) })).toBe(true);
     expect((await getJob(prisma, behind.id))?.runAt).toEqual(at(5));
     // A job of another key keeps its time.
@@ -113,15 +123,7 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
     async () => {
       const { db, target } = get();
       const { prisma } = db;
-      const first = await enqueueJob(prisma, { kind: 'k', key: 'lk:1', priority: 1, now: at(0) });
-      await claimJobs(prisma, { workerId: 'w1', limit: 1, leaseMs: LEASE, now: at(1) });
-      const behind = await enqueueJob(prisma, {
-        kind: 'k',
-        key: 'lk:1',
-        priority: 1,
-        runAt: at(300),
-        now: at(2),
-      });
+      const { first, behind } = await runningWithOneBehind(prisma, 'lk:1', at(300));
       // As the inbox's ON CONFLICT update does, in its own order: waiting on it could deadlock.
       const holder = new pg.Client({ connectionString: target.url });
       await holder.connect();
