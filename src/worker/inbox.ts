@@ -154,25 +154,20 @@ async function storeRound(tx: Db, crm: CrmName, round: Delivery[]): Promise<bool
   );
   // The draft is kept now, not only in the job's payload: while a write-back job of this call
   // runs (or a dead worker's lease holds it) no second job is queued to carry it.
-  const drafts = fresh.flatMap(({ record, event }) =>
-    event.data.followup
-      ? [
-          {
-            callId: event.data.call_id,
-            draft: event.data.followup as DraftInput,
-            now: new Date(record.receivedAt),
-          },
-        ]
-      : [],
-  );
+  const drafts = fresh.flatMap(({ record, event }) => {
+    const draft = draftOf(event);
+    return draft ? [{ callId: event.data.call_id, draft, now: new Date(record.receivedAt) }] : [];
+  });
   const newDrafts = await saveFollowupDraftsOf(tx, drafts);
-  // A draft stored already needs no job: its generation stored it inside the write-back job that
-  // asked for it, which writes every stored draft of the call (on this run or its retry), and an
-  // earlier delivery of it queued a job of its own.
-  const needsJob = ({ event }: Delivery, i: number) =>
-    !eventWorkMoot(event, discovered[i]!.record.state) &&
-    (!(event.type === 'followup.generated' && event.data.followup) ||
-      newDrafts.has(draftKey(event.data.call_id, (event.data.followup as DraftInput).id)));
+  const needsJob = ({ event }: Delivery, i: number) => {
+    // The call's work is over (e.g. call.completed redelivered after the write-back): src/pipelines/route.ts.
+    if (eventWorkMoot(event, discovered[i]!.record.state)) return false;
+    // A draft stored already needs no job: its generation stored it inside the write-back job that
+    // asked for it, which writes every stored draft of the call (on this run or its retry), and an
+    // earlier delivery of it queued a job of its own.
+    const draft = event.type === 'followup.generated' ? draftOf(event) : null;
+    return !draft || newDrafts.has(draftKey(event.data.call_id, draft.id));
+  };
   const specs = fresh
     .filter(needsJob)
     .flatMap(({ record, jobs }) => jobs.map((job) => ({ job, receivedAt: record.receivedAt })));
@@ -191,4 +186,9 @@ async function storeRound(tx: Db, crm: CrmName, round: Delivery[]): Promise<bool
     if (!created) await refreshQueuedCall(tx, id, specs[i]!.job);
   }
   return duplicates;
+}
+
+/** The follow-up draft an event carries (followup.generated), if any. */
+function draftOf(event: WebhookEvent): DraftInput | null {
+  return (event.data.followup ?? null) as DraftInput | null;
 }
