@@ -9,17 +9,16 @@
  * Pass `inbox` to measure a database-backed inbox instead of the in-memory one.
  */
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici';
 import { silentLogger } from '../src/log/logger.js';
 import { buildHttpServer } from '../src/http/server.js';
 import { signWebhookBody } from '../src/http/signature.js';
 import type { InboxRecord, WebhookInbox } from '../src/http/types.js';
 import { createMetrics } from '../src/metrics/metrics.js';
 import { formatTable } from '../src/util/table.js';
+import { runClosedLoop, serializeRequest } from './httpLoad.js';
 
 export interface WebhookAckOptions {
   seconds: number;
@@ -153,46 +152,39 @@ function runLoadInChild(plan: LoadPlan): Promise<LoadResult> {
   });
 }
 
+/** Requests prepared before the clock starts, enough for this many acks per second. */
+const PREPARED_PER_SECOND = 4000;
+
 async function generateLoad(plan: LoadPlan): Promise<LoadResult> {
-  const pool = new Pool(`http://127.0.0.1:${plan.port}`, { connections: plan.concurrency, pipelining: 1 });
-  let next = 0;
-  const latencies: number[] = [];
-  let failures = 0;
-
-  async function deliver(record: boolean): Promise<void> {
-    const body = eventBody(next++);
-    const started = performance.now();
-    try {
-      const res = await pool.request({
-        method: 'POST',
-        path: '/webhooks',
-        body,
-        headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, SECRET) },
-      });
-      await res.body.dump();
-      if (!record) return;
-      if (res.statusCode === 202) latencies.push(performance.now() - started);
-      else failures++;
-    } catch {
-      if (record) failures++;
-    }
-  }
-
-  async function worker(until: number, record: boolean): Promise<void> {
-    while (performance.now() < until) await deliver(record);
-  }
-
-  try {
-    const warmupEnd = performance.now() + WARMUP_MS;
-    await Promise.all(Array.from({ length: plan.concurrency }, () => worker(warmupEnd, false)));
-    const start = performance.now();
-    const end = start + plan.seconds * 1000;
-    await Promise.all(Array.from({ length: plan.concurrency }, () => worker(end, true)));
-    const elapsedSeconds = (performance.now() - start) / 1000;
-    return { sent: next, latencies: Float64Array.from(latencies), failures, elapsedSeconds };
-  } finally {
-    await pool.close();
-  }
+  const host = `127.0.0.1:${plan.port}`;
+  const build = (n: number) => {
+    const body = eventBody(n);
+    return serializeRequest(host, {
+      method: 'POST',
+      path: '/webhooks',
+      body,
+      headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, SECRET) },
+    });
+  };
+  // Bodies and signatures are made before the run: the Service signs on its own machines.
+  const prepared = Array.from(
+    { length: Math.ceil((PREPARED_PER_SECOND * (plan.seconds * 1000 + WARMUP_MS)) / 1000) },
+    (_, n) => build(n),
+  );
+  const run = await runClosedLoop({
+    port: plan.port,
+    concurrency: plan.concurrency,
+    warmupMs: WARMUP_MS,
+    seconds: plan.seconds,
+    okStatus: 202,
+    request: (n) => prepared[n] ?? build(n),
+  });
+  return {
+    sent: run.sent,
+    latencies: Float64Array.from(run.latencies),
+    failures: run.failures,
+    elapsedSeconds: run.elapsedSeconds,
+  };
 }
 
 async function main(): Promise<void> {

@@ -15,12 +15,13 @@ import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from './jo
 export const ANALYSIS_SAFETY_CHECK_MS = 5 * 60_000;
 
 /**
- * An event's jobs are not needed when its call's work is over: call.completed's safety check has
- * nothing to check once the call is written, skipped or failed (a replay starts it again). E.g.
- * the Service redelivers call.completed after an outage, after the call was written back.
+ * The call states in which an event's jobs are still needed (null: in any). call.completed's
+ * safety check has nothing to check once the call is written, skipped or failed (a replay starts
+ * it again), e.g. when the Service redelivers call.completed after an outage, after the write-back.
+ * The inbox applies it inside its statement (src/store/inboxRound.ts).
  */
-export function eventWorkMoot(event: Pick<WebhookEvent, 'type'>, state: SyncState): boolean {
-  return event.type === 'call.completed' && !ACTIVE_SYNC_STATES.includes(state);
+export function statesNeedingWork(event: Pick<WebhookEvent, 'type'>): readonly SyncState[] | null {
+  return event.type === 'call.completed' ? ACTIVE_SYNC_STATES : null;
 }
 
 export function jobsForEvent(event: WebhookEvent, receivedAt: number): JobSpec[] {

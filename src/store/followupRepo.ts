@@ -44,25 +44,30 @@ export async function saveFollowupDrafts(
   return count;
 }
 
-/**
- * Stores the drafts of several calls in one statement; returns which were new, as
- * `draftKey(callId, draftId)`. A draft stored already (by its generation, or an earlier delivery)
- * is left as it is.
- */
-export async function saveFollowupDraftsOf(
-  db: Db,
-  drafts: readonly { callId: string; draft: DraftInput; now: Date }[],
-): Promise<Set<string>> {
-  if (drafts.length === 0) return new Set();
-  const rows = await db.callFollowup.createManyAndReturn({
-    data: drafts.map(draftRow),
-    skipDuplicates: true,
-    select: { callId: true, draftId: true },
-  });
-  return new Set(rows.map((r) => draftKey(r.callId, r.draftId)));
+/** The columns of a source of drafts (draftsInsertFrom), one row each from draftInputRow. */
+export const DRAFT_INPUT_COLUMNS = Prisma.raw(
+  'call_id, draft_id, subject, body, to_addresses, draft_created_at, raw, received_at',
+);
+
+export function draftInputRow(input: { callId: string; draft: DraftInput; now: Date }): Prisma.Sql {
+  const r = draftRow(input);
+  return Prisma.sql`${r.callId}, ${r.draftId}, ${r.subject}, ${r.body},
+    ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(r.toAddresses)}::jsonb)),
+    ${r.draftCreatedAt}::timestamptz, ${JSON.stringify(r.raw)}::jsonb, ${r.receivedAt}::timestamptz`;
 }
 
-export const draftKey = (callId: string, draftId: string) => `${callId}\u0000${draftId}`;
+/**
+ * The statement that stores the drafts of `source` not yet known (a draft stored already, by its
+ * generation or an earlier delivery, is left as it is); returns call_id and draft_id of the new
+ * ones. One part of the webhook inbox's single statement (src/store/inboxRound.ts).
+ */
+export function draftsInsertFrom(source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO call_followup (${DRAFT_INPUT_COLUMNS})
+    SELECT ${DRAFT_INPUT_COLUMNS} FROM ${source}
+    ON CONFLICT (call_id, draft_id) DO NOTHING
+    RETURNING call_id, draft_id`;
+}
 
 function draftRow({ callId, draft, now }: { callId: string; draft: DraftInput; now: Date }) {
   const created = draft.created_at ? Date.parse(draft.created_at) : NaN;

@@ -100,7 +100,7 @@ export async function enqueueJob(db: Db, input: EnqueueInput): Promise<{ id: num
 
 /**
  * enqueueJob for many jobs (distinct keys) in one statement; results in the order of `inputs`.
- * The group-committed webhook inbox queues a batch's jobs this way.
+ * The poller queues a page's jobs this way.
  */
 export async function enqueueJobs(
   db: Db,
@@ -109,18 +109,9 @@ export async function enqueueJobs(
   if (inputs.length === 0) return [];
   const keys = inputs.flatMap((i) => (i.key ? [i.key] : []));
   if (new Set(keys).size !== keys.length) throw new Error('enqueueJobs: job keys must be distinct');
-  const values = inputs.map(
-    (input) => Prisma.sql`(${input.kind}, ${input.key ?? null}, ${JSON.stringify(input.payload ?? {})}::jsonb,
-      ${input.priority}, ${input.runAt ?? input.now}, ${input.maxAttempts ?? 8}, ${input.now}, ${input.now})`,
-  );
   const rows = await db.$queryRaw<{ id: bigint; key: string | null; created: boolean }[]>`
-    INSERT INTO job (kind, key, payload, priority, run_at, max_attempts, created_at, updated_at)
-    VALUES ${Prisma.join(values)}
-    ON CONFLICT (key) WHERE (state = 'queued'::text) DO UPDATE SET
-      priority = GREATEST(job.priority, EXCLUDED.priority),
-      run_at = LEAST(job.run_at, EXCLUDED.run_at),
-      updated_at = EXCLUDED.updated_at
-    RETURNING id, key, (xmax = 0) AS created`;
+    WITH input (${JOB_INPUT_COLUMNS}) AS (VALUES ${Prisma.join(inputs.map((i) => Prisma.sql`(${jobInputRow(i)})`))})
+    ${jobsInsertFrom(Prisma.sql`input`)}`;
   // Keyed jobs are matched by key; unkeyed ones are always new, and come back in insert order.
   const byKey = new Map(rows.filter((r) => r.key !== null).map((r) => [r.key, r]));
   const unkeyed = rows.filter((r) => r.key === null);
@@ -129,6 +120,33 @@ export async function enqueueJobs(
     if (row) return { id: Number(row.id), created: row.created };
     throw new Error(`job key ${input.key ?? null}: could not enqueue (the key kept changing hands)`);
   });
+}
+
+/** The columns of a source of new jobs (jobsInsertFrom), one row each from jobInputRow. */
+export const JOB_INPUT_COLUMNS = Prisma.raw(
+  'kind, key, payload, priority, run_at, max_attempts, created_at, updated_at',
+);
+
+export function jobInputRow(input: EnqueueInput): Prisma.Sql {
+  return Prisma.sql`${input.kind}, ${input.key ?? null}, ${JSON.stringify(input.payload ?? {})}::jsonb,
+    ${input.priority}::int, ${input.runAt ?? input.now}::timestamptz, ${input.maxAttempts ?? 8}::int,
+    ${input.now}::timestamptz, ${input.now}::timestamptz`;
+}
+
+/**
+ * The statement that queues the jobs of `source` (a relation with JOB_INPUT_COLUMNS, distinct
+ * keys), by enqueueJob's rule; returns id, key and created. Also one part of the webhook inbox's
+ * single statement (src/store/inboxRound.ts).
+ */
+export function jobsInsertFrom(source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO job (${JOB_INPUT_COLUMNS})
+    SELECT ${JOB_INPUT_COLUMNS} FROM ${source}
+    ON CONFLICT (key) WHERE (state = 'queued'::text) DO UPDATE SET
+      priority = GREATEST(job.priority, EXCLUDED.priority),
+      run_at = LEAST(job.run_at, EXCLUDED.run_at),
+      updated_at = EXCLUDED.updated_at
+    RETURNING id, key, (xmax = 0) AS created`;
 }
 
 export interface ClaimInput {

@@ -155,37 +155,11 @@ export async function upsertDiscoveredMany(
   if (calls.length === 0) return [];
   const ids = new Set(calls.map((c) => c.callId));
   if (ids.size !== calls.length) throw new Error('upsertDiscoveredMany: call ids must be distinct');
-  const values = calls.map(({ callId, call, now }) => {
-    // Known facts only: a fact left out is null here and keeps the stored value below.
-    const f = callFactColumns(call ?? {});
-    return Prisma.sql`(${callId}, ${crm}, 'discovered', ${f.callCreatedAt ?? null}::timestamptz,
-      ${f.participantEmail ?? null}, ${f.participantCompany ?? null}, ${f.overallScore ?? null}::int,
-      ${f.callStatus ?? null}, ${now}::timestamptz, ${now}::timestamptz)`;
-  });
   const rows = await db.$queryRaw<(SyncStatusRaw & { created: boolean })[]>`
-    WITH input (call_id, crm, state, call_created_at, participant_email, participant_company,
-                overall_score, call_status, created_at, updated_at) AS (
-      VALUES ${Prisma.join(values)}
-    ), up AS (
-      INSERT INTO sync_status AS s (call_id, crm, state, call_created_at, participant_email,
-        participant_company, overall_score, call_status, created_at, updated_at)
-      SELECT call_id, crm, state, call_created_at, participant_email, participant_company,
-             overall_score, call_status, created_at, updated_at FROM input
-      ON CONFLICT (call_id, crm) DO UPDATE SET
-        call_created_at = COALESCE(EXCLUDED.call_created_at, s.call_created_at),
-        participant_email = COALESCE(EXCLUDED.participant_email, s.participant_email),
-        participant_company = COALESCE(EXCLUDED.participant_company, s.participant_company),
-        overall_score = COALESCE(EXCLUDED.overall_score, s.overall_score),
-        call_status = COALESCE(EXCLUDED.call_status, s.call_status),
-        -- Touched only when some fact came with it, as an update of nothing would not.
-        updated_at = CASE WHEN num_nonnulls(EXCLUDED.call_created_at, EXCLUDED.participant_email,
-                            EXCLUDED.participant_company, EXCLUDED.overall_score, EXCLUDED.call_status) > 0
-                          THEN EXCLUDED.updated_at ELSE s.updated_at END
-      RETURNING s.*, (xmax = 0) AS created
-    ), events AS (
-      INSERT INTO sync_event (call_id, crm, at, from_state, to_state)
-      SELECT call_id, crm, created_at, NULL, 'discovered' FROM up WHERE created
-    )
+    WITH input (${DISCOVERED_COLUMNS}) AS (
+      VALUES ${Prisma.join(calls.map((c) => Prisma.sql`(${discoveredRow(crm, c)})`))}
+    ), up AS (${discoveredUpsertFrom(Prisma.sql`input`)}
+    ), events AS (${discoveredEventsFrom(Prisma.sql`up`)})
     SELECT * FROM up`;
   const byId = new Map(rows.map((r) => [r.call_id, r]));
   return calls.map(({ callId }) => {
@@ -193,6 +167,51 @@ export async function upsertDiscoveredMany(
     if (!row) throw new Error(`sync_status ${callId}: upsert returned no row`);
     return { record: toSyncStatus(fromRaw(row)), created: row.created };
   });
+}
+
+/** The columns of a source of discovered calls (discoveredUpsertFrom), one row each from discoveredRow. */
+export const DISCOVERED_COLUMNS = Prisma.raw(
+  'call_id, crm, state, call_created_at, participant_email, participant_company, overall_score, call_status, created_at, updated_at',
+);
+
+export function discoveredRow(
+  crm: CrmName,
+  { callId, call, now }: { callId: string; call?: CallFacts | undefined; now: Date },
+): Prisma.Sql {
+  // Known facts only: a fact left out is null here and keeps the stored value (discoveredUpsertFrom).
+  const f = callFactColumns(call ?? {});
+  return Prisma.sql`${callId}, ${crm}, 'discovered', ${f.callCreatedAt ?? null}::timestamptz,
+    ${f.participantEmail ?? null}, ${f.participantCompany ?? null}, ${f.overallScore ?? null}::int,
+    ${f.callStatus ?? null}, ${now}::timestamptz, ${now}::timestamptz`;
+}
+
+/**
+ * The statement that records the calls of `source` (DISCOVERED_COLUMNS, distinct call ids) by
+ * upsertDiscovered's rule; returns each row and whether it was created. With discoveredEventsFrom,
+ * also one part of the webhook inbox's single statement (src/store/inboxRound.ts).
+ */
+export function discoveredUpsertFrom(source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO sync_status AS s (${DISCOVERED_COLUMNS})
+    SELECT ${DISCOVERED_COLUMNS} FROM ${source}
+    ON CONFLICT (call_id, crm) DO UPDATE SET
+      call_created_at = COALESCE(EXCLUDED.call_created_at, s.call_created_at),
+      participant_email = COALESCE(EXCLUDED.participant_email, s.participant_email),
+      participant_company = COALESCE(EXCLUDED.participant_company, s.participant_company),
+      overall_score = COALESCE(EXCLUDED.overall_score, s.overall_score),
+      call_status = COALESCE(EXCLUDED.call_status, s.call_status),
+      -- Touched only when some fact came with it, as an update of nothing would not.
+      updated_at = CASE WHEN num_nonnulls(EXCLUDED.call_created_at, EXCLUDED.participant_email,
+                          EXCLUDED.participant_company, EXCLUDED.overall_score, EXCLUDED.call_status) > 0
+                        THEN EXCLUDED.updated_at ELSE s.updated_at END
+    RETURNING s.*, (xmax = 0) AS created`;
+}
+
+/** Each new call's first sync_event, from discoveredUpsertFrom's result `upserted`. */
+export function discoveredEventsFrom(upserted: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO sync_event (call_id, crm, at, from_state, to_state)
+    SELECT call_id, crm, created_at, NULL, 'discovered' FROM ${upserted} WHERE created`;
 }
 
 /** A sync_status row as raw SQL returns it. */

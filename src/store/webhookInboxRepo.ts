@@ -76,14 +76,8 @@ export async function insertWebhookOnce(
   db: Db,
   delivery: InboxDelivery,
 ): Promise<{ duplicate: boolean; record: WebhookInboxRecord }> {
-  const outcome = delivery.processedAt ? 'processed' : 'accepted';
-  // ON CONFLICT names the partial unique index by its columns and predicate.
-  const inserted = await db.$queryRaw<InboxRowRaw[]>`
-    INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, processed_at, outcome)
-    VALUES (${delivery.eventId}, ${delivery.type}, ${delivery.callId}, ${delivery.rawBody}, true,
-            ${delivery.receivedAt}, ${delivery.processedAt ?? null}, ${outcome})
-    ON CONFLICT (event_id) WHERE outcome IN ('accepted', 'processed', 'failed') DO NOTHING
-    RETURNING *`;
+  const input = Prisma.sql`(VALUES (${deliveryRow(delivery)})) AS input (${DELIVERY_COLUMNS})`;
+  const inserted = await db.$queryRaw<InboxRowRaw[]>`${storedFrom(input)}`;
   const row = inserted[0];
   if (row) {
     return {
@@ -102,53 +96,41 @@ export async function insertWebhookOnce(
       }),
     };
   }
-  await db.webhookInbox.create({
-    data: {
-      eventId: delivery.eventId,
-      type: delivery.type,
-      callId: delivery.callId,
-      rawBody: delivery.rawBody,
-      signatureOk: true,
-      receivedAt: delivery.receivedAt,
-      outcome: 'duplicate',
-    },
-  });
+  await db.$executeRaw`${duplicatesFrom(input)}`;
   const original = await findStoredEvent(db, delivery.eventId);
   if (!original) throw new Error(`webhook_inbox: event ${delivery.eventId} conflicted but was not found`);
   return { duplicate: true, record: original };
 }
 
+/** The columns of a source of verified deliveries (storedFrom, duplicatesFrom), one row each from deliveryRow. */
+export const DELIVERY_COLUMNS = Prisma.raw('event_id, type, call_id, raw_body, received_at, processed_at');
+
+export function deliveryRow(d: InboxDelivery): Prisma.Sql {
+  return Prisma.sql`${d.eventId}, ${d.type}, ${d.callId}, ${d.rawBody}, ${d.receivedAt}::timestamptz,
+    ${d.processedAt ?? null}::timestamptz`;
+}
+
 /**
- * Stores many verified deliveries in two statements (the group-committed inbox's path): each one
- * once by event id, as insertWebhookOnce does. Returns, in order, whether each was a duplicate: of
- * a stored event, or of an earlier delivery in `deliveries` (the first one is stored).
+ * The statement that stores the deliveries of `source` whose event id is not stored yet
+ * ('processed' when they have processed_at, else 'accepted'); returns the rows stored. The others
+ * go in with duplicatesFrom. Used by insertWebhookOnce and the webhook inbox's single statement
+ * (src/store/inboxRound.ts).
  */
-export async function insertWebhooksOnce(db: Db, deliveries: InboxDelivery[]): Promise<boolean[]> {
-  if (deliveries.length === 0) return [];
-  const values = deliveries.map(
-    (d) => Prisma.sql`(${d.eventId}, ${d.type}, ${d.callId}, ${d.rawBody}, true, ${d.receivedAt},
-                       ${d.processedAt ?? null}, ${d.processedAt ? 'processed' : 'accepted'})`,
-  );
-  // Rows go in in order, so a repeated id conflicts with its first copy and is left out.
-  const inserted = await db.$queryRaw<{ event_id: string }[]>`
+export function storedFrom(source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
     INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, processed_at, outcome)
-    VALUES ${Prisma.join(values)}
+    SELECT event_id, type, call_id, raw_body, true, received_at, processed_at,
+           CASE WHEN processed_at IS NULL THEN 'accepted' ELSE 'processed' END
+    FROM ${source}
     ON CONFLICT (event_id) WHERE outcome IN ('accepted', 'processed', 'failed') DO NOTHING
-    RETURNING event_id`;
-  const stored = new Set(inserted.map((r) => r.event_id));
-  const duplicate = deliveries.map((d) => !stored.delete(d.eventId));
-  const duplicates = deliveries.filter((_, i) => duplicate[i]);
-  if (duplicates.length > 0) {
-    await db.$executeRaw`
-      INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, outcome)
-      VALUES ${Prisma.join(
-        duplicates.map(
-          (d) =>
-            Prisma.sql`(${d.eventId}, ${d.type}, ${d.callId}, ${d.rawBody}, true, ${d.receivedAt}, 'duplicate')`,
-        ),
-      )}`;
-  }
-  return duplicate;
+    RETURNING *`;
+}
+
+/** Keeps the deliveries of `source` as 'duplicate' rows (they claim no event id). */
+export function duplicatesFrom(source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO webhook_inbox (event_id, type, call_id, raw_body, signature_ok, received_at, outcome)
+    SELECT event_id, type, call_id, raw_body, true, received_at, 'duplicate' FROM ${source}`;
 }
 
 /** Records a delivery that was refused (bad signature, unparsable body, too large). */

@@ -14,16 +14,15 @@
 import type { CrmName } from '../crm/types.js';
 import type { WebhookInbox, InboxRecord } from '../http/types.js';
 import { callFactsOf } from '../pipelines/callFacts.js';
-import { eventWorkMoot, jobsForEvent } from '../pipelines/route.js';
+import { jobsForEvent, statesNeedingWork } from '../pipelines/route.js';
 import { isLiveJob, type JobSpec } from '../pipelines/jobs.js';
 import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
 import { inTransaction, type DatabaseKind, type Db } from '../store/database.js';
 import { runAsLive } from '../store/livePriority.js';
-import { draftKey, saveFollowupDraftsOf, type DraftInput } from '../store/followupRepo.js';
-import { enqueueJobs } from '../store/jobQueue.js';
-import { upsertDiscoveredMany } from '../store/syncStatusRepo.js';
-import { insertWebhooksOnce, recordRejectedWebhook } from '../store/webhookInboxRepo.js';
+import type { DraftInput } from '../store/followupRepo.js';
+import { storeRound, type RoundDelivery } from '../store/inboxRound.js';
+import { recordRejectedWebhook } from '../store/webhookInboxRepo.js';
 import { createGroupCommit } from '../util/groupCommit.js';
 import { refreshQueuedCall } from './queuedCall.js';
 
@@ -92,7 +91,12 @@ export function createDbInbox(deps: {
 
 async function storeBatch(db: Db, crm: CrmName, batch: Delivery[]): Promise<Stored[]> {
   try {
-    return await inTransaction(db, (tx) => storeInOrder(tx, crm, batch));
+    const rounds = roundsOf(batch);
+    // One round is one statement, atomic alone; several share a transaction.
+    const stored = await (rounds.length === 1
+      ? storeInOrder(db, crm, batch, rounds)
+      : inTransaction(db, (tx) => storeInOrder(tx, crm, batch, rounds)));
+    return stored;
   } catch (error) {
     if (batch.length === 1) return [{ error }];
   }
@@ -105,7 +109,7 @@ async function storeBatch(db: Db, crm: CrmName, batch: Delivery[]): Promise<Stor
  * Deliveries of the same call go in rounds (its first delivery in the first round, and so on), so
  * each round touches a call once and the calls' events still apply in the order they came.
  */
-async function storeInOrder(tx: Db, crm: CrmName, batch: Delivery[]): Promise<Stored[]> {
+function roundsOf(batch: Delivery[]): number[][] {
   const rounds: number[][] = [];
   const seen = new Map<string, number>();
   batch.forEach((d, i) => {
@@ -113,79 +117,62 @@ async function storeInOrder(tx: Db, crm: CrmName, batch: Delivery[]): Promise<St
     seen.set(d.event.data.call_id, n + 1);
     (rounds[n] ??= []).push(i);
   });
+  return rounds;
+}
+
+async function storeInOrder(db: Db, crm: CrmName, batch: Delivery[], rounds: number[][]): Promise<Stored[]> {
   const out: Stored[] = new Array<Stored>(batch.length);
   for (const round of rounds) {
-    const duplicates = await storeRound(
-      tx,
-      crm,
-      round.map((i) => batch[i]!),
-    );
-    round.forEach((i, k) => (out[i] = { duplicate: duplicates[k]! }));
+    const deliveries = round.map((i) => batch[i]!);
+    const results = await storeRound(db, crm, deliveries.map(roundDelivery));
+    for (const [k, { duplicate, job }] of results.entries()) {
+      out[round[k]!] = { duplicate };
+      // Rare (the call's write-back was queued already) and only an efficiency: a separate statement.
+      if (job && !job.created) await refreshQueuedCall(db, job.id, deliveries[k]!.jobs[0]!);
+    }
   }
   return out;
 }
 
-/** Deliveries of distinct calls: stored, their calls recorded and their jobs queued together. */
-async function storeRound(tx: Db, crm: CrmName, round: Delivery[]): Promise<boolean[]> {
-  const duplicates = await insertWebhooksOnce(
-    tx,
-    round.map(({ record, event }) => ({
+/** What one delivery stores and queues (src/store/inboxRound.ts applies it). */
+function roundDelivery({ record, event, jobs }: Delivery): RoundDelivery {
+  if (jobs.length > 1) throw new Error(`${event.type}: an event queues one job at most`);
+  const [job] = jobs;
+  const call = (event.data.call ?? null) as Call | null;
+  const receivedAt = new Date(record.receivedAt);
+  // The draft is kept now, not only in the job's payload: while a write-back job of this call
+  // runs (or a dead worker's lease holds it) no second job is queued to carry it.
+  const draft = draftOf(event);
+  return {
+    delivery: {
       eventId: event.id,
       type: event.type,
       callId: event.data.call_id,
       rawBody: record.rawBody,
-      receivedAt: new Date(record.receivedAt),
-      // Routing (below, same transaction) is the inbox's whole job: stored as processed.
-      processedAt: new Date(record.receivedAt),
-    })),
-  );
-  const fresh = round.filter((_, i) => !duplicates[i]);
-  const discovered = await upsertDiscoveredMany(
-    tx,
-    crm,
-    fresh.map(({ record, event }) => {
-      const call = (event.data.call ?? null) as Call | null;
-      return {
-        callId: event.data.call_id,
-        ...(call ? { call: callFactsOf(call) } : {}),
-        now: new Date(record.receivedAt),
-      };
-    }),
-  );
-  // The draft is kept now, not only in the job's payload: while a write-back job of this call
-  // runs (or a dead worker's lease holds it) no second job is queued to carry it.
-  const drafts = fresh.flatMap(({ record, event }) => {
-    const draft = draftOf(event);
-    return draft ? [{ callId: event.data.call_id, draft, now: new Date(record.receivedAt) }] : [];
-  });
-  const newDrafts = await saveFollowupDraftsOf(tx, drafts);
-  const needsJob = ({ event }: Delivery, i: number) => {
-    // The call's work is over (e.g. call.completed redelivered after the write-back): src/pipelines/route.ts.
-    if (eventWorkMoot(event, discovered[i]!.record.state)) return false;
-    // A draft stored already needs no job: its generation stored it inside the write-back job that
-    // asked for it, which writes every stored draft of the call (on this run or its retry), and an
-    // earlier delivery of it queued a job of its own.
-    const draft = event.type === 'followup.generated' ? draftOf(event) : null;
-    return !draft || newDrafts.has(draftKey(event.data.call_id, draft.id));
+      receivedAt,
+      // Routing (this same statement) is the inbox's whole job: stored as processed.
+      processedAt: receivedAt,
+    },
+    call: call ? callFactsOf(call) : undefined,
+    draft,
+    job: job
+      ? {
+          spec: {
+            kind: job.kind,
+            key: job.key,
+            payload: job.payload,
+            priority: job.priority,
+            runAt: new Date(record.receivedAt + (job.delayMs ?? 0)),
+            now: receivedAt,
+          },
+          whileIn: statesNeedingWork(event),
+          // A draft stored already needs no job: its generation stored it inside the write-back
+          // job that asked for it, which writes every stored draft of the call (on this run or
+          // its retry), and an earlier delivery of it queued a job of its own.
+          onlyForNewDraft: event.type === 'followup.generated' && draft !== null,
+        }
+      : null,
   };
-  const specs = fresh
-    .filter(needsJob)
-    .flatMap(({ record, jobs }) => jobs.map((job) => ({ job, receivedAt: record.receivedAt })));
-  const queued = await enqueueJobs(
-    tx,
-    specs.map(({ job, receivedAt }) => ({
-      kind: job.kind,
-      key: job.key,
-      payload: job.payload,
-      priority: job.priority,
-      runAt: new Date(receivedAt + (job.delayMs ?? 0)),
-      now: new Date(receivedAt),
-    })),
-  );
-  for (const [i, { id, created }] of queued.entries()) {
-    if (!created) await refreshQueuedCall(tx, id, specs[i]!.job);
-  }
-  return duplicates;
 }
 
 /** The follow-up draft an event carries (followup.generated), if any. */

@@ -66,15 +66,16 @@ describe.each(DATABASE_KINDS)('the webhook inbox under concurrent deliveries (%s
 
   it('a call.started is committed while a batch of bulk deliveries is still being written', async () => {
     const prisma = database().db.prisma;
-    // The bulk client's transactions wait until released: a flush stuck behind bulk work.
+    // The bulk client's statements and transactions wait until released: a flush stuck behind bulk work.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const bulkDb = new Proxy(prisma, {
       get(target, prop, receiver) {
-        if (prop !== '$transaction') return Reflect.get(target, prop, receiver) as unknown;
-        return async (fn: never) => {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== '$transaction' && prop !== '$queryRaw') return value;
+        return async (...args: unknown[]) => {
           await held;
-          return target.$transaction(fn);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
     });

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { storeRound, type RoundDelivery } from '../../src/store/inboxRound.js';
+import { ACTIVE_SYNC_STATES } from '../../src/sync/states.js';
+import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
+
+/**
+ * The inbox's one statement per round: what its CTEs pass on to each other (which deliveries are
+ * fresh, which calls are in which state, which drafts are new) decides what is stored and queued.
+ */
+const T0 = new Date('2026-03-02T10:00:00.000Z');
+
+function delivery(
+  eventId: string,
+  callId: string,
+  job: Partial<NonNullable<RoundDelivery['job']>> | null = {},
+  draftId?: string,
+): RoundDelivery {
+  return {
+    delivery: {
+      eventId,
+      type: 'analysis.ready',
+      callId,
+      rawBody: JSON.stringify({ id: eventId, data: { call_id: callId } }),
+      receivedAt: T0,
+      processedAt: T0,
+    },
+    call: { participantEmail: `${callId}@acme.example` },
+    draft: draftId ? { id: draftId, subject: 'Next steps', body: 'Hi', to: ['a@acme.example'] } : null,
+    job: job && {
+      spec: { kind: 'writeback', key: `writeback:${callId}`, payload: { callId }, priority: 5, now: T0 },
+      whileIn: null,
+      onlyForNewDraft: false,
+      ...job,
+    },
+  };
+}
+
+describe.each(DATABASE_KINDS)('the inbox round statement on %s', (kind) => {
+  const get = useMigratedDatabase(kind);
+
+  it('stores a repeated event id once, by its first delivery, and queues work for that one only', async () => {
+    const { prisma } = get().db;
+    const results = await storeRound(prisma, 'hubspot', [
+      delivery('r1_evt_1', 'r1_call_a'),
+      delivery('r1_evt_1', 'r1_call_b'),
+      delivery('r1_evt_2', 'r1_call_c', null),
+    ]);
+    expect(results).toEqual([
+      { duplicate: false, job: { id: expect.any(Number), created: true } },
+      { duplicate: true, job: null },
+      { duplicate: false, job: null },
+    ]);
+    const rows = await prisma.webhookInbox.findMany({
+      where: { callId: { startsWith: 'r1_' } },
+      orderBy: { id: 'asc' },
+    });
+    expect(rows.map((r) => [r.eventId, r.callId, r.outcome])).toEqual([
+      ['r1_evt_1', 'r1_call_a', 'processed'],
+      ['r1_evt_2', 'r1_call_c', 'processed'],
+      ['r1_evt_1', 'r1_call_b', 'duplicate'],
+    ]);
+    // Only fresh deliveries record their call.
+    const calls = await prisma.syncStatus.findMany({
+      where: { callId: { startsWith: 'r1_' } },
+      orderBy: { callId: 'asc' },
+    });
+    expect(calls.map((c) => [c.callId, c.state, c.participantEmail])).toEqual([
+      ['r1_call_a', 'discovered', 'r1_call_a@acme.example'],
+      ['r1_call_c', 'discovered', 'r1_call_c@acme.example'],
+    ]);
+    expect(
+      (await prisma.job.findMany({ where: { key: { startsWith: 'writeback:r1_' } } })).map((j) => j.key),
+    ).toEqual(['writeback:r1_call_a']);
+  });
+
+  it('a later round joins the queued job, and a redelivery is a duplicate with nothing queued', async () => {
+    const { prisma } = get().db;
+    const [first] = await storeRound(prisma, 'hubspot', [delivery('r2_evt_1', 'r2_call_a')]);
+    const later = await storeRound(prisma, 'hubspot', [
+      delivery('r2_evt_1', 'r2_call_a'),
+      delivery('r2_evt_2', 'r2_call_b'),
+    ]);
+    const again = await storeRound(prisma, 'hubspot', [delivery('r2_evt_3', 'r2_call_a')]);
+    expect(later[0]).toEqual({ duplicate: true, job: null });
+    expect(later[1]!.job!.created).toBe(true);
+    expect(again[0]).toEqual({ duplicate: false, job: { id: first!.job!.id, created: false } });
+    expect(await prisma.job.count({ where: { key: { startsWith: 'writeback:r2_' } } })).toBe(2);
+  });
+
+  it('queues a job only while its call is in a state that needs it', async () => {
+    const { prisma } = get().db;
+    await upsertDiscovered(prisma, { callId: 'r3_call_w', crm: 'hubspot', now: T0 });
+    for (const to of ['awaiting_analysis', 'writing_back', 'written_back'] as const) {
+      await transitionSyncStatus(prisma, { callId: 'r3_call_w', crm: 'hubspot', to, now: T0 });
+    }
+    const results = await storeRound(prisma, 'hubspot', [
+      delivery('r3_evt_w', 'r3_call_w', { whileIn: ACTIVE_SYNC_STATES }),
+      delivery('r3_evt_n', 'r3_call_n', { whileIn: ACTIVE_SYNC_STATES }),
+    ]);
+    expect(results.map((r) => [r.duplicate, r.job?.created ?? null])).toEqual([
+      [false, null],
+      [false, true],
+    ]);
+    expect(
+      (await prisma.job.findMany({ where: { key: { startsWith: 'writeback:r3_' } } })).map((j) => j.key),
+    ).toEqual(['writeback:r3_call_n']);
+  });
+
+  it('keeps each draft once and queues a draft-only job only for a draft new to the store', async () => {
+    const { prisma } = get().db;
+    const draftJob = { onlyForNewDraft: true };
+    await storeRound(prisma, 'hubspot', [delivery('r4_evt_1', 'r4_call_a', null, 'd1')]);
+    const results = await storeRound(prisma, 'hubspot', [
+      delivery('r4_evt_2', 'r4_call_a', draftJob, 'd1'),
+      delivery('r4_evt_3', 'r4_call_b', draftJob, 'd2'),
+    ]);
+    expect(results.map((r) => r.job?.created ?? null)).toEqual([null, true]);
+    const drafts = await prisma.callFollowup.findMany({
+      where: { callId: { startsWith: 'r4_' } },
+      orderBy: { callId: 'asc' },
+    });
+    expect(drafts.map((d) => [d.callId, d.draftId, d.toAddresses, d.receivedAt])).toEqual([
+      ['r4_call_a', 'd1', ['a@acme.example'], T0],
+      ['r4_call_b', 'd2', ['a@acme.example'], T0],
+    ]);
+    expect(
+      (await prisma.job.findMany({ where: { key: { startsWith: 'writeback:r4_' } } })).map((j) => j.key),
+    ).toEqual(['writeback:r4_call_b']);
+  });
+
+  it('refuses two deliveries of one call in a round (they would race in one statement)', async () => {
+    const { prisma } = get().db;
+    await expect(
+      storeRound(prisma, 'hubspot', [delivery('r5_evt_1', 'r5_call_a'), delivery('r5_evt_2', 'r5_call_a')]),
+    ).rejects.toThrow(/one delivery per call/);
+  });
+});
