@@ -40,7 +40,10 @@ export function openConnection(port: number): Promise<LoadConnection> {
     const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
     let pending: { resolve: (status: number) => void; reject: (err: Error) => void } | null = null;
     let buffered: Buffer = Buffer.alloc(0);
+    // A broken answer ends the connection: what follows on it could not be trusted.
     const fail = (err: Error) => {
+      socket.destroy();
+      buffered = Buffer.alloc(0);
       pending?.reject(err);
       pending = null;
     };
@@ -106,16 +109,19 @@ export async function runClosedLoop(options: {
   let next = 0;
   let failures = 0;
   const latencies: number[] = [];
-  async function loop(conn: LoadConnection, until: number, record: boolean): Promise<void> {
+  async function loop(c: number, until: number, record: boolean): Promise<void> {
     while (performance.now() < until) {
       const request = options.request(next++);
       const started = performance.now();
       let status = 0;
       try {
-        status = await conn.send(request);
+        status = await connections[c]!.send(request);
       } catch {
+        // Counted, and the connection replaced: the run keeps its concurrency.
         if (record) failures++;
-        return;
+        connections[c]!.close();
+        connections[c] = await openConnection(options.port);
+        continue;
       }
       if (!record) continue;
       if (status === options.okStatus) latencies.push(performance.now() - started);
@@ -124,10 +130,10 @@ export async function runClosedLoop(options: {
   }
   try {
     const warmupEnd = performance.now() + options.warmupMs;
-    await Promise.all(connections.map((c) => loop(c, warmupEnd, false)));
+    await Promise.all(connections.map((_, c) => loop(c, warmupEnd, false)));
     const start = performance.now();
     const end = start + options.seconds * 1000;
-    await Promise.all(connections.map((c) => loop(c, end, true)));
+    await Promise.all(connections.map((_, c) => loop(c, end, true)));
     return { latencies, failures, sent: next, elapsedSeconds: (performance.now() - start) / 1000 };
   } finally {
     for (const c of connections) c.close();

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -7,6 +8,7 @@ import { silentLogger } from '../log/logger.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { acquireEmbeddedLock } from './embeddedLock.js';
 import { prioritise } from './livePriority.js';
+import { isPrepared } from './unnest.js';
 import {
   embeddedMigrationAdapter,
   postgresMigrationAdapter,
@@ -94,7 +96,8 @@ function openPostgres(url: string, poolSize: number | undefined, logger: Logger)
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', (err) => logger.warn({ err: err.message }, 'database connection lost'));
-    return { pool, prisma: new PrismaClient({ adapter: new PrismaPg(pool) }) };
+    const adapter = new PrismaPg(pool, { statementNameGenerator: preparedStatementName });
+    return { pool, prisma: new PrismaClient({ adapter }) };
   };
   const main = open(poolSize ?? 10);
   // Created on first use: a process that runs no jobs (a CLI command) never connects it.
@@ -170,4 +173,15 @@ export function redactUrl(url: string): string {
   } catch {
     return 'postgresql://(unparsable URL)';
   }
+}
+
+/**
+ * A statement marked PREPARED (src/store/unnest.ts) is named by its text, so `pg` prepares it
+ * once per connection and PostgreSQL keeps its plan; others go unnamed (parsed and planned each
+ * time, as before). The name is a hash: PostgreSQL cuts identifiers at 63 bytes.
+ */
+function preparedStatementName(query: { sql: string }): string {
+  // '' is pg's unnamed statement.
+  if (!isPrepared(query.sql)) return '';
+  return `crm_sync_${createHash('sha1').update(query.sql).digest('hex')}`;
 }

@@ -6,6 +6,7 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { mergeWarnings } from './syncStatusRepo.js';
+import type { Columns } from './unnest.js';
 
 export interface FollowupDraftRecord {
   callId: string;
@@ -44,27 +45,46 @@ export async function saveFollowupDrafts(
   return count;
 }
 
-/** The columns of a source of drafts (draftsInsertFrom), one row each from draftInputRow. */
-export const DRAFT_INPUT_COLUMNS = Prisma.raw(
-  'call_id, draft_id, subject, body, to_addresses, draft_created_at, raw, received_at',
-);
+/** The columns of the drafts draftsSource passes on (its rows from draftValues; `to` as JSON). */
+export const DRAFT_COLUMNS: Columns = [
+  ['call_id', 'text'],
+  ['draft_id', 'text'],
+  ['subject', 'text'],
+  ['body', 'text'],
+  ['to_json', 'jsonb'],
+  ['draft_created_at', 'timestamptz'],
+  ['raw', 'jsonb'],
+  ['received_at', 'timestamptz'],
+];
 
-export function draftInputRow(input: { callId: string; draft: DraftInput; now: Date }): Prisma.Sql {
+export function draftValues(input: { callId: string; draft: DraftInput; now: Date }): unknown[] {
   const r = draftRow(input);
-  return Prisma.sql`${r.callId}, ${r.draftId}, ${r.subject}, ${r.body},
-    ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(r.toAddresses)}::jsonb)),
-    ${r.draftCreatedAt}::timestamptz, ${JSON.stringify(r.raw)}::jsonb, ${r.receivedAt}::timestamptz`;
+  return [r.callId, r.draftId, r.subject, r.body, r.toAddresses, r.draftCreatedAt, r.raw, r.receivedAt];
 }
 
 /**
- * The statement that stores the drafts of `source` not yet known (a draft stored already, by its
+ * The drafts of `relation` (DRAFT_COLUMNS, and any more columns it has, kept) as a source for
+ * draftsInsertFrom: `to_json` becomes the `to_addresses` array, in its order.
+ */
+export function draftsSource(relation: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`(SELECT d.*, ARRAY(SELECT a FROM jsonb_array_elements_text(d.to_json) WITH ORDINALITY AS t (a, i)
+                                  ORDER BY i) AS to_addresses
+                      FROM ${relation}) AS input`;
+}
+
+const DRAFT_INSERT_COLUMNS = Prisma.raw(
+  'call_id, draft_id, subject, body, to_addresses, draft_created_at, raw, received_at',
+);
+
+/**
+ * The statement that stores the drafts of `source` (see draftsSource) not yet known (a draft stored already, by its
  * generation or an earlier delivery, is left as it is); returns call_id and draft_id of the new
  * ones. One part of the webhook inbox's single statement (src/store/inboxRound.ts).
  */
 export function draftsInsertFrom(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO call_followup (${DRAFT_INPUT_COLUMNS})
-    SELECT ${DRAFT_INPUT_COLUMNS} FROM ${source}
+    INSERT INTO call_followup (${DRAFT_INSERT_COLUMNS})
+    SELECT ${DRAFT_INSERT_COLUMNS} FROM ${source}
     ON CONFLICT (call_id, draft_id) DO NOTHING
     RETURNING call_id, draft_id`;
 }

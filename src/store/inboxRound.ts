@@ -10,18 +10,25 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { SyncState } from '../sync/states.js';
 import type { Db } from './database.js';
-import { DRAFT_INPUT_COLUMNS, draftInputRow, draftsInsertFrom, type DraftInput } from './followupRepo.js';
-import { JOB_INPUT_COLUMNS, jobInputRow, jobsInsertFrom, type EnqueueInput } from './jobQueue.js';
+import {
+  DRAFT_COLUMNS,
+  draftsInsertFrom,
+  draftsSource,
+  draftValues,
+  type DraftInput,
+} from './followupRepo.js';
+import { JOB_COLUMNS, jobsInsertFrom, jobValues, type EnqueueInput } from './jobQueue.js';
 import {
   DISCOVERED_COLUMNS,
   discoveredEventsFrom,
-  discoveredRow,
   discoveredUpsertFrom,
+  discoveredValues,
+  type CallFacts,
 } from './syncStatusRepo.js';
-import type { CallFacts } from './syncStatusRepo.js';
+import { PREPARED, unnestRows, type Columns } from './unnest.js';
 import {
   DELIVERY_COLUMNS,
-  deliveryRow,
+  deliveryValues,
   duplicatesFrom,
   storedFrom,
   type InboxDelivery,
@@ -48,6 +55,11 @@ export interface RoundResult {
 }
 
 const sql = Prisma.sql;
+const N: Columns = [['n', 'int']];
+const JOB_RULES: Columns = [
+  ['while_in', 'text'],
+  ['only_for_new_draft', 'boolean'],
+];
 
 export async function storeRound(
   db: Db,
@@ -57,63 +69,69 @@ export async function storeRound(
   if (round.length === 0) return [];
   const callIds = new Set(round.map((r) => r.delivery.callId));
   if (callIds.size !== round.length) throw new Error('storeRound: one delivery per call');
-  const values = <T>(rows: readonly T[], row: (r: T) => Prisma.Sql) => Prisma.join(rows.map(row));
   const withN = round.map((r, n) => ({ ...r, n }));
-  const calls = withN.map(
-    ({ n, delivery: d, call }) =>
-      sql`(${n}::int, ${discoveredRow(crm, { callId: d.callId!, call, now: d.receivedAt })})`,
-  );
   const drafts = withN.filter((r) => r.draft);
   const jobs = withN.filter((r) => r.job);
-  if (jobs.some((r) => !r.job!.spec.key)) throw new Error('storeRound: every job needs a key');
+  const keys = new Set(jobs.map((r) => r.job!.spec.key));
+  if (keys.has(undefined) || keys.has(null) || keys.size !== jobs.length)
+    throw new Error('storeRound: every job needs a key of its own');
 
-  const draftParts = drafts.length
-    ? sql`, drafts_in (n, ${DRAFT_INPUT_COLUMNS}) AS (VALUES ${values(
-        drafts,
-        (r) =>
-          sql`(${r.n}::int, ${draftInputRow({ callId: r.delivery.callId!, draft: r.draft!, now: r.delivery.receivedAt })})`,
-      )}),
-      drafts AS (${draftsInsertFrom(sql`(SELECT * FROM drafts_in WHERE n IN (SELECT n FROM fresh)) AS input`)})`
-    : Prisma.empty;
-  // A job whose draft must be new: its draft's row is among those inserted now.
-  const draftIsNew = drafts.length
-    ? sql`EXISTS (SELECT 1 FROM drafts_in x JOIN drafts USING (call_id, draft_id) WHERE x.n = j.n)`
-    : sql`false`;
-  const jobParts = jobs.length
-    ? sql`, jobs_in (n, while_in, only_for_new_draft, ${JOB_INPUT_COLUMNS}) AS (VALUES ${values(
-        jobs,
-        (r) =>
-          sql`(${r.n}::int, ${r.job!.whileIn?.join(',') ?? null}, ${r.job!.onlyForNewDraft}::boolean,
-               ${jobInputRow(r.job!.spec)})`,
-      )}),
-      jobs AS (${jobsInsertFrom(sql`(
-        SELECT j.* FROM jobs_in j JOIN calls c USING (n) JOIN up ON up.call_id = c.call_id
-        WHERE j.n IN (SELECT n FROM fresh)
-          AND (j.while_in IS NULL OR up.state = ANY (string_to_array(j.while_in, ',')))
-          AND (NOT j.only_for_new_draft OR ${draftIsNew})
-      ) AS input`)})`
-    : Prisma.empty;
-  const jobResults = jobs.length
-    ? sql`UNION ALL SELECT j.n, jobs.id, jobs.created FROM jobs JOIN jobs_in j USING (key)`
-    : Prisma.empty;
+  const deliveries = unnestRows(
+    [...N, ...DELIVERY_COLUMNS],
+    withN.map((r) => [r.n, ...deliveryValues(r.delivery)]),
+    'd',
+  );
+  const calls = unnestRows(
+    [...N, ...DISCOVERED_COLUMNS],
+    withN.map(({ n, delivery: d, call }) => [
+      n,
+      ...discoveredValues(crm, { callId: d.callId!, call, now: d.receivedAt }),
+    ]),
+    'c',
+  );
+  const draftRows = unnestRows(
+    [...N, ...DRAFT_COLUMNS],
+    drafts.map((r) => [
+      r.n,
+      ...draftValues({ callId: r.delivery.callId!, draft: r.draft!, now: r.delivery.receivedAt }),
+    ]),
+    'x',
+  );
+  const jobRows = unnestRows(
+    [...N, ...JOB_RULES, ...JOB_COLUMNS],
+    jobs.map((r) => [
+      r.n,
+      r.job!.whileIn?.join(',') ?? null,
+      r.job!.onlyForNewDraft,
+      ...jobValues(r.job!.spec),
+    ]),
+    'j',
+  );
 
-  const rows = await db.$queryRaw<{ n: number; job_id: bigint | null; created: boolean | null }[]>`
-    WITH deliveries (n, ${DELIVERY_COLUMNS}) AS (VALUES ${values(
-      withN,
-      (r) => sql`(${r.n}::int, ${deliveryRow(r.delivery)})`,
-    )}),
-    -- In order, so that a repeated event id is stored by its first delivery.
-    stored AS (${storedFrom(sql`(SELECT * FROM deliveries ORDER BY n) AS input`)}),
+  // The text is the same for every round (rows go as arrays), so it stays prepared.
+  const rows = await db.$queryRaw<{ n: number; job_id: bigint | null; created: boolean | null }[]>`${PREPARED}
+    WITH deliveries AS (SELECT * FROM ${deliveries}),
+    -- A repeated event id is offered once, by its first delivery; the rest are duplicates.
+    stored AS (${storedFrom(sql`(SELECT DISTINCT ON (event_id) * FROM deliveries ORDER BY event_id, n) AS input`)}),
     fresh AS (
       SELECT DISTINCT ON (event_id) n FROM deliveries JOIN stored USING (event_id) ORDER BY event_id, n),
     duplicates AS (${duplicatesFrom(sql`(SELECT * FROM deliveries WHERE n NOT IN (SELECT n FROM fresh)) AS input`)}),
-    calls (n, ${DISCOVERED_COLUMNS}) AS (VALUES ${Prisma.join(calls)}),
+    calls AS (SELECT * FROM ${calls}),
     up AS (${discoveredUpsertFrom(sql`(SELECT * FROM calls WHERE n IN (SELECT n FROM fresh)) AS input`)}),
-    up_events AS (${discoveredEventsFrom(sql`up`)})
-    ${draftParts}
-    ${jobParts}
+    up_events AS (${discoveredEventsFrom(sql`up`)}),
+    drafts_in AS (SELECT * FROM ${draftRows}),
+    drafts AS (${draftsInsertFrom(draftsSource(sql`drafts_in d WHERE n IN (SELECT n FROM fresh)`))}),
+    jobs_in AS (SELECT * FROM ${jobRows}),
+    jobs AS (${jobsInsertFrom(sql`(
+      SELECT j.* FROM jobs_in j JOIN calls c USING (n) JOIN up ON up.call_id = c.call_id
+      WHERE j.n IN (SELECT n FROM fresh)
+        AND (j.while_in IS NULL OR up.state = ANY (string_to_array(j.while_in, ',')))
+        -- A job whose draft must be new: its draft's row is among those inserted now.
+        AND (NOT j.only_for_new_draft
+             OR EXISTS (SELECT 1 FROM drafts_in x JOIN drafts USING (call_id, draft_id) WHERE x.n = j.n))
+    ) AS input`)})
     SELECT n, NULL::bigint AS job_id, NULL::boolean AS created FROM fresh
-    ${jobResults}`;
+    UNION ALL SELECT j.n, jobs.id, jobs.created FROM jobs JOIN jobs_in j USING (key)`;
 
   const fresh = new Set<number>();
   const queued = new Map<number, { id: number; created: boolean }>();

@@ -2,6 +2,7 @@ import type { Priority } from '../budget/types.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { jobRetryDelayMs } from './jobBackoff.js';
+import { columnNames, unnestRows, type Columns } from './unnest.js';
 
 /**
  * A job queue in PostgreSQL (table job), the same code on PostgreSQL and the embedded PGlite.
@@ -89,7 +90,8 @@ export interface EnqueueInput {
 /**
  * Adds a job, joining the caller's transaction when `db` is one. When a queued job has the same
  * key, none is added (`created: false`, its id returned) and that one is raised to the higher
- * priority and the earlier run time of the two. A job with the key that is running does not
+ * priority and the earlier run time of the two (and takes a newer analysed copy of its call, see
+ * NEWER_CALL_ON_CONFLICT). A job with the key that is running does not
  * count: the new one queues behind it (claims skip a key that has a running job), so work that
  * arrives mid-run is never dropped.
  */
@@ -110,8 +112,7 @@ export async function enqueueJobs(
   const keys = inputs.flatMap((i) => (i.key ? [i.key] : []));
   if (new Set(keys).size !== keys.length) throw new Error('enqueueJobs: job keys must be distinct');
   const rows = await db.$queryRaw<{ id: bigint; key: string | null; created: boolean }[]>`
-    WITH input (${JOB_INPUT_COLUMNS}) AS (VALUES ${Prisma.join(inputs.map((i) => Prisma.sql`(${jobInputRow(i)})`))})
-    ${jobsInsertFrom(Prisma.sql`input`)}`;
+    ${jobsInsertFrom(unnestRows(JOB_COLUMNS, inputs.map(jobValues), 'input'))}`;
   // Keyed jobs are matched by key; unkeyed ones are always new, and come back in insert order.
   const byKey = new Map(rows.filter((r) => r.key !== null).map((r) => [r.key, r]));
   const unkeyed = rows.filter((r) => r.key === null);
@@ -122,29 +123,55 @@ export async function enqueueJobs(
   });
 }
 
-/** The columns of a source of new jobs (jobsInsertFrom), one row each from jobInputRow. */
-export const JOB_INPUT_COLUMNS = Prisma.raw(
-  'kind, key, payload, priority, run_at, max_attempts, created_at, updated_at',
-);
+/** The columns of a source of new jobs (jobsInsertFrom), one row each from jobValues. */
+export const JOB_COLUMNS: Columns = [
+  ['kind', 'text'],
+  ['key', 'text'],
+  ['payload', 'jsonb'],
+  ['priority', 'int'],
+  ['run_at', 'timestamptz'],
+  ['max_attempts', 'int'],
+  ['created_at', 'timestamptz'],
+  ['updated_at', 'timestamptz'],
+];
 
-export function jobInputRow(input: EnqueueInput): Prisma.Sql {
-  return Prisma.sql`${input.kind}, ${input.key ?? null}, ${JSON.stringify(input.payload ?? {})}::jsonb,
-    ${input.priority}::int, ${input.runAt ?? input.now}::timestamptz, ${input.maxAttempts ?? 8}::int,
-    ${input.now}::timestamptz, ${input.now}::timestamptz`;
+export function jobValues(input: EnqueueInput): unknown[] {
+  return [
+    input.kind,
+    input.key ?? null,
+    input.payload ?? {},
+    input.priority,
+    input.runAt ?? input.now,
+    input.maxAttempts ?? 8,
+    input.now,
+    input.now,
+  ];
 }
 
 /**
- * The statement that queues the jobs of `source` (a relation with JOB_INPUT_COLUMNS, distinct
+ * A job already queued keeps its payload, with one exception. Jobs carry the Service's copy of
+ * their call (`payload.call`); call.completed queues a write-back delayed as a safety check with a
+ * copy that says completed, and when analysis.ready (or a poll) then joins that job, its copy says
+ * analysed. Kept stale, the write-back would read the call from the Service again: one request
+ * per call more than needed. So a newer copy that says analysed replaces the queued one, in the
+ * same statement (a later statement could find the job claimed already).
+ */
+const NEWER_CALL_ON_CONFLICT = Prisma.sql`CASE WHEN EXCLUDED.payload #>> '{call,status}' = 'analyzed'
+  THEN jsonb_set(job.payload, '{call}', EXCLUDED.payload -> 'call') ELSE job.payload END`;
+
+/**
+ * The statement that queues the jobs of `source` (a relation with JOB_COLUMNS, distinct
  * keys), by enqueueJob's rule; returns id, key and created. Also one part of the webhook inbox's
  * single statement (src/store/inboxRound.ts).
  */
 export function jobsInsertFrom(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO job (${JOB_INPUT_COLUMNS})
-    SELECT ${JOB_INPUT_COLUMNS} FROM ${source}
+    INSERT INTO job (${columnNames(JOB_COLUMNS)})
+    SELECT ${columnNames(JOB_COLUMNS)} FROM ${source}
     ON CONFLICT (key) WHERE (state = 'queued'::text) DO UPDATE SET
       priority = GREATEST(job.priority, EXCLUDED.priority),
       run_at = LEAST(job.run_at, EXCLUDED.run_at),
+      payload = ${NEWER_CALL_ON_CONFLICT},
       updated_at = EXCLUDED.updated_at
     RETURNING id, key, (xmax = 0) AS created`;
 }

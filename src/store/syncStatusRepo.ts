@@ -4,6 +4,7 @@ import { Prisma, type SyncStatus as SyncStatusRow } from '../generated/prisma/cl
 import { assertTransition, canTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
 import { inTransaction, type Db } from './database.js';
 import { addSyncEvent, clipDetail } from './syncEventRepo.js';
+import { columnNames, unnestRows, type Columns } from './unnest.js';
 
 /** One call's sync with one CRM (table sync_status). */
 export interface SyncStatusRecord {
@@ -156,9 +157,13 @@ export async function upsertDiscoveredMany(
   const ids = new Set(calls.map((c) => c.callId));
   if (ids.size !== calls.length) throw new Error('upsertDiscoveredMany: call ids must be distinct');
   const rows = await db.$queryRaw<(SyncStatusRaw & { created: boolean })[]>`
-    WITH input (${DISCOVERED_COLUMNS}) AS (
-      VALUES ${Prisma.join(calls.map((c) => Prisma.sql`(${discoveredRow(crm, c)})`))}
-    ), up AS (${discoveredUpsertFrom(Prisma.sql`input`)}
+    WITH up AS (${discoveredUpsertFrom(
+      unnestRows(
+        DISCOVERED_COLUMNS,
+        calls.map((c) => discoveredValues(crm, c)),
+        'input',
+      ),
+    )}
     ), events AS (${discoveredEventsFrom(Prisma.sql`up`)})
     SELECT * FROM up`;
   const byId = new Map(rows.map((r) => [r.call_id, r]));
@@ -169,20 +174,38 @@ export async function upsertDiscoveredMany(
   });
 }
 
-/** The columns of a source of discovered calls (discoveredUpsertFrom), one row each from discoveredRow. */
-export const DISCOVERED_COLUMNS = Prisma.raw(
-  'call_id, crm, state, call_created_at, participant_email, participant_company, overall_score, call_status, created_at, updated_at',
-);
+/** The columns of a source of discovered calls (discoveredUpsertFrom), one row each from discoveredValues. */
+export const DISCOVERED_COLUMNS: Columns = [
+  ['call_id', 'text'],
+  ['crm', 'text'],
+  ['state', 'text'],
+  ['call_created_at', 'timestamptz'],
+  ['participant_email', 'text'],
+  ['participant_company', 'text'],
+  ['overall_score', 'int'],
+  ['call_status', 'text'],
+  ['created_at', 'timestamptz'],
+  ['updated_at', 'timestamptz'],
+];
 
-export function discoveredRow(
+export function discoveredValues(
   crm: CrmName,
   { callId, call, now }: { callId: string; call?: CallFacts | undefined; now: Date },
-): Prisma.Sql {
+): unknown[] {
   // Known facts only: a fact left out is null here and keeps the stored value (discoveredUpsertFrom).
   const f = callFactColumns(call ?? {});
-  return Prisma.sql`${callId}, ${crm}, 'discovered', ${f.callCreatedAt ?? null}::timestamptz,
-    ${f.participantEmail ?? null}, ${f.participantCompany ?? null}, ${f.overallScore ?? null}::int,
-    ${f.callStatus ?? null}, ${now}::timestamptz, ${now}::timestamptz`;
+  return [
+    callId,
+    crm,
+    'discovered',
+    f.callCreatedAt ?? null,
+    f.participantEmail ?? null,
+    f.participantCompany ?? null,
+    f.overallScore ?? null,
+    f.callStatus ?? null,
+    now,
+    now,
+  ];
 }
 
 /**
@@ -192,8 +215,8 @@ export function discoveredRow(
  */
 export function discoveredUpsertFrom(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO sync_status AS s (${DISCOVERED_COLUMNS})
-    SELECT ${DISCOVERED_COLUMNS} FROM ${source}
+    INSERT INTO sync_status AS s (${columnNames(DISCOVERED_COLUMNS)})
+    SELECT ${columnNames(DISCOVERED_COLUMNS)} FROM ${source}
     ON CONFLICT (call_id, crm) DO UPDATE SET
       call_created_at = COALESCE(EXCLUDED.call_created_at, s.call_created_at),
       participant_email = COALESCE(EXCLUDED.participant_email, s.participant_email),

@@ -1,5 +1,6 @@
 import { Prisma, type WebhookInbox as WebhookInboxRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
+import { unnestRows, type Columns } from './unnest.js';
 
 /**
  * Every webhook delivery (table webhook_inbox), stored before the receiver answers 2xx; the work
@@ -76,7 +77,7 @@ export async function insertWebhookOnce(
   db: Db,
   delivery: InboxDelivery,
 ): Promise<{ duplicate: boolean; record: WebhookInboxRecord }> {
-  const input = Prisma.sql`(VALUES (${deliveryRow(delivery)})) AS input (${DELIVERY_COLUMNS})`;
+  const input = unnestRows(DELIVERY_COLUMNS, [deliveryValues(delivery)], 'input');
   const inserted = await db.$queryRaw<InboxRowRaw[]>`${storedFrom(input)}`;
   const row = inserted[0];
   if (row) {
@@ -102,12 +103,18 @@ export async function insertWebhookOnce(
   return { duplicate: true, record: original };
 }
 
-/** The columns of a source of verified deliveries (storedFrom, duplicatesFrom), one row each from deliveryRow. */
-export const DELIVERY_COLUMNS = Prisma.raw('event_id, type, call_id, raw_body, received_at, processed_at');
+/** The columns of a source of verified deliveries (storedFrom, duplicatesFrom), one row each from deliveryValues. */
+export const DELIVERY_COLUMNS: Columns = [
+  ['event_id', 'text'],
+  ['type', 'text'],
+  ['call_id', 'text'],
+  ['raw_body', 'text'],
+  ['received_at', 'timestamptz'],
+  ['processed_at', 'timestamptz'],
+];
 
-export function deliveryRow(d: InboxDelivery): Prisma.Sql {
-  return Prisma.sql`${d.eventId}, ${d.type}, ${d.callId}, ${d.rawBody}, ${d.receivedAt}::timestamptz,
-    ${d.processedAt ?? null}::timestamptz`;
+export function deliveryValues(d: InboxDelivery): unknown[] {
+  return [d.eventId, d.type, d.callId, d.rawBody, d.receivedAt, d.processedAt ?? null];
 }
 
 /**

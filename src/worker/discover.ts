@@ -14,7 +14,6 @@ import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJobs } from '../store/jobQueue.js';
 import { upsertDiscoveredMany } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
-import { refreshQueuedCall } from './queuedCall.js';
 
 /**
  * Calls written per transaction. The embedded database runs on this thread: a whole page of 100
@@ -130,10 +129,5 @@ async function queueCallsWork(
       now,
     })),
   );
-  let count = 0;
-  for (const [i, { id, created }] of queued.entries()) {
-    if (created) count++;
-    else await refreshQueuedCall(tx, id, specs[i]!);
-  }
-  return count;
+  return queued.filter((q) => q.created).length;
 }

@@ -1,12 +1,13 @@
 /**
- * The database-backed webhook inbox. A transaction stores each delivery once (by event id),
- * records the call as discovered and enqueues the work the event causes; the receiver answers 2xx
- * only after it commits. The work itself runs later in the job runner.
+ * The database-backed webhook inbox. One statement stores each delivery once (by event id),
+ * records the call as discovered and enqueues the work the event causes
+ * (src/store/inboxRound.ts); the receiver answers 2xx only after it commits. The work itself runs
+ * later in the job runner.
  *
- * Deliveries that arrive together are group-committed: one transaction, and one statement per
- * table, for all deliveries that came in while the previous batch was being written (a lone
- * delivery goes at once). Each is still durable before its 2xx; a batch that fails is written
- * again one delivery at a time, so one bad delivery never fails the others.
+ * Deliveries that arrive together are group-committed: one statement for all deliveries that came
+ * in while the previous batch was being written (a lone delivery goes at once), or one per round
+ * in one transaction when a call has several. Each is still durable before its 2xx; a batch that
+ * fails is written again one delivery at a time, so one bad delivery never fails the others.
  *
  * Deliveries that queue live work (call.started) are committed apart, through the live lane's
  * client: a call.started never waits behind a batch of a backfill's followup.generated.
@@ -24,7 +25,6 @@ import type { DraftInput } from '../store/followupRepo.js';
 import { storeRound, type RoundDelivery } from '../store/inboxRound.js';
 import { recordRejectedWebhook } from '../store/webhookInboxRepo.js';
 import { createGroupCommit } from '../util/groupCommit.js';
-import { refreshQueuedCall } from './queuedCall.js';
 
 /** Most deliveries per transaction: bounds a statement's parameters and a batch's latency. */
 const MAX_BATCH = 64;
@@ -125,11 +125,7 @@ async function storeInOrder(db: Db, crm: CrmName, batch: Delivery[], rounds: num
   for (const round of rounds) {
     const deliveries = round.map((i) => batch[i]!);
     const results = await storeRound(db, crm, deliveries.map(roundDelivery));
-    for (const [k, { duplicate, job }] of results.entries()) {
-      out[round[k]!] = { duplicate };
-      // Rare (the call's write-back was queued already) and only an efficiency: a separate statement.
-      if (job && !job.created) await refreshQueuedCall(db, job.id, deliveries[k]!.jobs[0]!);
-    }
+    for (const [k, { duplicate }] of results.entries()) out[round[k]!] = { duplicate };
   }
   return out;
 }

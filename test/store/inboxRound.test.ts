@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { storeRound, type RoundDelivery } from '../../src/store/inboxRound.js';
 import { ACTIVE_SYNC_STATES } from '../../src/sync/states.js';
 import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { openDatabase } from '../../src/store/database.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 /**
@@ -129,10 +130,98 @@ describe.each(DATABASE_KINDS)('the inbox round statement on %s', (kind) => {
     ).toEqual(['writeback:r4_call_b']);
   });
 
+  it('gates on the state the call is in: a known call still at work gets its job', async () => {
+    const { prisma } = get().db;
+    await upsertDiscovered(prisma, { callId: 'r6_call_a', crm: 'hubspot', now: T0 });
+    await transitionSyncStatus(prisma, {
+      callId: 'r6_call_a',
+      crm: 'hubspot',
+      to: 'awaiting_analysis',
+      now: T0,
+    });
+    const [result] = await storeRound(prisma, 'hubspot', [
+      delivery('r6_evt_1', 'r6_call_a', { whileIn: ACTIVE_SYNC_STATES }),
+    ]);
+    expect(result!.job?.created).toBe(true);
+    // Its first sync_event was written when it was discovered, not again.
+    expect(await prisma.syncEvent.count({ where: { callId: 'r6_call_a' } })).toBe(2);
+    await storeRound(prisma, 'hubspot', [delivery('r6_evt_2', 'r6_call_b')]);
+    expect(
+      (await prisma.syncEvent.findMany({ where: { callId: 'r6_call_b' } })).map((e) => [
+        e.fromState,
+        e.toState,
+      ]),
+    ).toEqual([[null, 'discovered']]);
+  });
+
+  it('a duplicate delivery stores neither its draft nor its call facts', async () => {
+    const { prisma } = get().db;
+    await storeRound(prisma, 'hubspot', [delivery('r7_evt_1', 'r7_call_a')]);
+    const again = delivery('r7_evt_1', 'r7_call_a', null, 'd9');
+    again.call = { participantEmail: 'changed@acme.example' };
+    const [result] = await storeRound(prisma, 'hubspot', [again]);
+    expect(result!.duplicate).toBe(true);
+    expect(await prisma.callFollowup.count({ where: { callId: 'r7_call_a' } })).toBe(0);
+    const status = await prisma.syncStatus.findFirst({ where: { callId: 'r7_call_a' } });
+    expect(status!.participantEmail).toBe('r7_call_a@acme.example');
+  });
+
+  it("keeps a draft's addressees in their order", async () => {
+    const { prisma } = get().db;
+    const to = ['zed@acme.example', 'amy@acme.example', 'mo@acme.example', 'bea@acme.example'];
+    const d = delivery('r8_evt_1', 'r8_call_a', null, 'd1');
+    d.draft = { ...d.draft!, to };
+    await storeRound(prisma, 'hubspot', [d]);
+    expect((await prisma.callFollowup.findFirst({ where: { callId: 'r8_call_a' } }))!.toAddresses).toEqual(
+      to,
+    );
+  });
+
+  it('a newer analysed copy of the call replaces the one on the job it joins, in the same statement', async () => {
+    const { prisma } = get().db;
+    const withCall = (eventId: string, status: string) =>
+      delivery(eventId, 'r9_call_a', {
+        spec: {
+          kind: 'writeback',
+          key: 'writeback:r9_call_a',
+          payload: { callId: 'r9_call_a', call: { id: 'r9_call_a', status } },
+          priority: 5,
+          now: T0,
+        },
+      });
+    await storeRound(prisma, 'hubspot', [withCall('r9_evt_1', 'completed')]);
+    await storeRound(prisma, 'hubspot', [withCall('r9_evt_2', 'analyzed')]);
+    // An older copy that comes later (a retried call.completed) leaves the analysed one.
+    await storeRound(prisma, 'hubspot', [withCall('r9_evt_3', 'completed')]);
+    const jobs = await prisma.job.findMany({ where: { key: 'writeback:r9_call_a' } });
+    expect(jobs.map((j) => (j.payload as { call: { status: string } }).call.status)).toEqual(['analyzed']);
+  });
+
   it('refuses two deliveries of one call in a round (they would race in one statement)', async () => {
     const { prisma } = get().db;
     await expect(
       storeRound(prisma, 'hubspot', [delivery('r5_evt_1', 'r5_call_a'), delivery('r5_evt_2', 'r5_call_a')]),
     ).rejects.toThrow(/one delivery per call/);
   });
+
+  it.runIf(kind === 'postgres')(
+    'on PostgreSQL the statement is prepared once per connection and its plan kept, whatever the round size',
+    async () => {
+      const { target } = get();
+      // One connection, so that the statements seen are this connection's.
+      const one = await openDatabase({ databaseUrl: target.url, dataDir: target.dataDir, poolSize: 1 });
+      try {
+        await storeRound(one.prisma, 'hubspot', [delivery('r10_evt_1', 'r10_call_a')]);
+        await storeRound(one.prisma, 'hubspot', [
+          delivery('r10_evt_2', 'r10_call_b', null, 'd1'),
+          delivery('r10_evt_3', 'r10_call_c'),
+        ]);
+        const prepared = await one.prisma.$queryRaw<{ name: string }[]>`
+          SELECT name FROM pg_prepared_statements WHERE name LIKE 'crm_sync_%'`;
+        expect(prepared).toHaveLength(1);
+      } finally {
+        await one.close();
+      }
+    },
+  );
 });

@@ -112,8 +112,14 @@ describe.each(DATABASE_KINDS)('the webhook inbox under concurrent deliveries (%s
         T0,
       ),
     );
-    // A draft without its required fields: the follow-up table refuses it.
-    const bad = record('evt_bad', 'followup.generated', { call_id: 'call_bad', followup: { id: 'd1' } }, T0);
+    // A valid event whose draft PostgreSQL refuses (text cannot hold NUL), written in the same
+    // statement as the others: that statement fails, and each is then written alone.
+    const bad = record(
+      'evt_bad',
+      'followup.generated',
+      { call_id: 'call_bad', followup: { id: 'd1', subject: 'a\u0000b', body: 'Hi', to: [] } },
+      T0,
+    );
     const results = await Promise.allSettled(
       [...good.slice(0, 3), bad, ...good.slice(3)].map((d) => inbox.store(d)),
     );
