@@ -12,7 +12,6 @@
  * them too (up to the free concurrency), in one round trip: they are ready to leave now, and the
  * heads after it take those slots as they come up, within SLOT_HANDOFF_MS of the answer. A slot
  * left over after that (an aborted request) lapses unused: counted, never sent, which is safe.
- * Requests run `alone` (RunOptions) take no part in this.
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
@@ -77,8 +76,6 @@ export interface RequestBudgetDeps {
 
 interface Ticket {
   priority: Priority;
-  /** RunOptions.alone: takes no bulk slot and asks for none. */
-  alone: boolean;
   /** p-queue priority: higher first; priority tier, then arrival order. */
   rank: number;
   inQueue: boolean;
@@ -122,8 +119,6 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
   setMaxListeners(0, closing.signal);
   /** Tickets inside the p-queue (not the head), per priority. */
   const inQueue: Record<Priority, number> = { live: 0, writeback: 0, backfill: 0 };
-  /** Of those, the ones that may take a slot granted in bulk (not `alone`). */
-  let inQueueBulk = 0;
   /** Requests of this process waiting for a slot (queue and head), per priority. */
   const waiting: Record<Priority, number> = { live: 0, writeback: 0, backfill: 0 };
   let seq = 0;
@@ -149,6 +144,10 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
     return false;
   }
 
+  function queuedBehind(): number {
+    return inQueue.live + inQueue.writeback + inQueue.backfill;
+  }
+
   function dailyCapReached(resetsAt: number): DailyCapReachedError {
     if (resetsAt > dailyCapLoggedUntil) {
       dailyCapLoggedUntil = resetsAt;
@@ -170,7 +169,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         retryAtMs = pausedUntil;
       } else if (inFlight < concurrency) {
         // A bulk slot was granted under a lower priority's allowance, which live's contains.
-        if (!ticket.alone && prepaid.count > 0 && nowMs - prepaid.answeredAtMs <= SLOT_HANDOFF_MS) {
+        if (prepaid.count > 0 && nowMs - prepaid.answeredAtMs <= SLOT_HANDOFF_MS) {
           prepaid.count--;
           ticket.decidedAtMs = prepaid.decidedAtMs;
           ticket.leavesAtMs = prepaid.leavesAtMs;
@@ -193,8 +192,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
           paceMs,
         };
         // Live asks for itself only: its slots may use the reserve, which others must not take.
-        const wanted =
-          ticket.priority === 'live' || ticket.alone ? 1 : Math.min(concurrency - inFlight, 1 + inQueueBulk);
+        const wanted = ticket.priority === 'live' ? 1 : Math.min(concurrency - inFlight, 1 + queuedBehind());
         const grant: SlotGrants =
           wanted > 1 && ledger.acquireMany
             ? await ledger.acquireMany(request, wanted)
@@ -241,7 +239,6 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
     const signal = options.signal ? AbortSignal.any([options.signal, closing.signal]) : closing.signal;
     const ticket: Ticket = {
       priority,
-      alone: options.alone === true,
       rank: tierWeight(priority) * TIER_SPAN - seq++,
       inQueue: false,
       decidedAtMs: 0,
@@ -275,7 +272,6 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
       for (;;) {
         ticket.inQueue = true;
         inQueue[priority]++;
-        if (!ticket.alone) inQueueBulk++;
         if (head && tierWeight(head.priority) < tierWeight(priority)) wakeup.wake();
         const outcome = await queue
           .add(task, { priority: ticket.rank, signal })
@@ -292,7 +288,6 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
     if (!ticket.inQueue) return;
     ticket.inQueue = false;
     inQueue[ticket.priority]--;
-    if (!ticket.alone) inQueueBulk--;
   }
 
   function pauseFor(ms: number, reason: 'rate' | 'daily'): void {

@@ -30,12 +30,6 @@ export interface RunOptions {
   signal?: AbortSignal | undefined;
   /** A short label for logs and metrics, e.g. the endpoint. */
   label?: string | undefined;
-  /**
-   * The request has work to do between its grant and leaving (FollowupOptions.aroundSend, which
-   * must finish within the client's SEND_DEADLINE_MS): it takes a slot of its own, never one
-   * granted in bulk with others, so it does not start in a burst that delays that work.
-   */
-  alone?: boolean | undefined;
 }
 
 export interface RequestBudget {

@@ -161,11 +161,7 @@ export function createServiceClient(deps: ServiceClientDeps): ServiceClient {
         }
       : send;
     return runWithRetries(loop, op, () =>
-      deps.budget.run(opts.priority, once, {
-        signal: opts.signal,
-        label: op.label,
-        ...(aroundSend && { alone: true }),
-      }),
+      deps.budget.run(opts.priority, once, { signal: opts.signal, label: op.label }),
     );
   }
 

@@ -6,7 +6,8 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { mergeWarnings } from './syncStatusRepo.js';
-import type { Columns } from './unnest.js';
+import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
+import { PREPARED, unnestRows, type Columns } from './unnest.js';
 
 export interface FollowupDraftRecord {
   callId: string;
@@ -157,20 +158,55 @@ export async function markFollowupsWritten(
 /**
  * Marks that follow-ups were requested for this call and CRM, before the request is sent.
  * Returns false when they already were: then the drafts come from storage or from the
- * followup.generated webhook, never from a second generation.
+ * followup.generated webhook, never from a second generation. Claims made together (the
+ * requests of a slot grant in bulk, which start at once) go in one statement, so a burst of them
+ * costs one round trip, well inside the client's SEND_DEADLINE_MS.
  */
-export async function claimFollowupGeneration(
-  db: Db,
-  callId: string,
-  crm: CrmName,
-  now: Date,
-): Promise<boolean> {
-  const { count } = await db.syncStatus.updateMany({
-    where: { callId, crm, followupsRequestedAt: null },
-    data: { followupsRequestedAt: now, followupsSettledAt: null, updatedAt: now },
-  });
-  return count === 1;
+export function claimFollowupGeneration(db: Db, callId: string, crm: CrmName, now: Date): Promise<boolean> {
+  let claims = claimBatches.get(db);
+  if (!claims) {
+    claims = createGroupCommit((batch: Claim[]) => claimAll(db, batch), { maxBatch: 64 });
+    claimBatches.set(db, claims);
+  }
+  return claims.submit({ callId, crm, now });
 }
+
+interface Claim {
+  callId: string;
+  crm: CrmName;
+  now: Date;
+}
+
+const claimBatches = new WeakMap<Db, GroupCommit<Claim, boolean>>();
+
+const CLAIM_COLUMNS: Columns = [
+  ['call_id', 'text'],
+  ['crm', 'text'],
+  ['claimed_at', 'timestamptz'],
+];
+
+async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
+  // A call twice in one batch: only its first claim may win (one UPDATE changes a row once).
+  const first = new Map<string, number>();
+  claims.forEach((c, i) => {
+    if (!first.has(claimKey(c))) first.set(claimKey(c), i);
+  });
+  const distinct = [...first.values()].map((i) => claims[i]!);
+  const rows = await db.$queryRaw<{ call_id: string; crm: string }[]>`${PREPARED}
+    UPDATE sync_status s
+    SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at
+    FROM ${unnestRows(
+      CLAIM_COLUMNS,
+      distinct.map((c) => [c.callId, c.crm, c.now]),
+      'c',
+    )}
+    WHERE s.call_id = c.call_id AND s.crm = c.crm AND s.followups_requested_at IS NULL
+    RETURNING s.call_id, s.crm`;
+  const taken = new Set(rows.map((r) => claimKey({ callId: r.call_id, crm: r.crm })));
+  return claims.map((c, i) => first.get(claimKey(c)) === i && taken.has(claimKey(c)));
+}
+
+const claimKey = (c: { callId: string; crm: string }) => `${c.crm}\u0000${c.callId}`;
 
 /** Whether claimFollowupGeneration would refuse: an earlier run asked already. */
 export async function followupGenerationClaimed(db: Db, callId: string, crm: CrmName): Promise<boolean> {

@@ -296,22 +296,6 @@ describe('request budget', () => {
     expect(asked.length).toBeLessThan(11);
   });
 
-  it('gives a request run alone a slot of its own, never one granted in bulk', async () => {
-    const { ledger, asked } = countingLedger();
-    const h = harness(
-      { ratePerMinute: 600, burstPerSecond: 50, dailyCap: null },
-      { ledger, concurrency: 8, paceLowerPriorities: false },
-    );
-    const alone = (i: number) => h.budget.run('writeback', async () => i, { alone: true });
-    const done = Promise.all([0, 1, 2, 3].map(alone));
-    void h.request('backfill', { holdMs: 1000 });
-    void h.request('backfill', { holdMs: 1000 });
-    await h.clock.runFor(0);
-    await expect(done).resolves.toEqual([0, 1, 2, 3]);
-    // Four asks of one for the requests run alone; the two others shared one ask.
-    expect(asked).toEqual([1, 1, 1, 1, 2]);
-  });
-
   it('decides slots for when requests leave: a ledger that answers late never lets the sends exceed a window', async () => {
     // A shared ledger under load answers some requests 400 ms after the moment their slot was
     // decided for, others at once. Without allowing for that, a late request's slot ages out of

@@ -170,7 +170,8 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
       }
     })();
     const deps = worker(ledger, (info) => statuses.push(info.status));
-    // The first claim's round trip outlasts the send deadline (a busy database).
+    // The first claim's round trip outlasts the send deadline (a busy database). Claims are one
+    // raw statement (claimFollowupGeneration); release and settle go through updateMany.
     const writes: string[] = [];
     const syncStatus = new Proxy(db.syncStatus, {
       get(target, prop) {
@@ -178,15 +179,22 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
         if (prop !== 'updateMany' || typeof value !== 'function') return value;
         return async (args: { data: { followupsRequestedAt?: Date | null } }) => {
           const result = (await value.call(target, args)) as unknown;
-          const at = args.data.followupsRequestedAt;
-          writes.push(at === undefined ? 'settle' : at === null ? 'release' : 'claim');
-          if (writes.length === 1) await clock.advance(SEND_DEADLINE_MS + 1);
+          writes.push(args.data.followupsRequestedAt === null ? 'release' : 'settle');
           return result;
         };
       },
     });
+    const queryRaw = async (strings: TemplateStringsArray, ...values: unknown[]) => {
+      const result = (await db.$queryRaw(strings, ...values)) as unknown;
+      if (strings.join('').includes('SET followups_requested_at')) {
+        writes.push('claim');
+        if (writes.length === 1) await clock.advance(SEND_DEADLINE_MS + 1);
+      }
+      return result;
+    };
     const slow = new Proxy(db, {
-      get: (target, prop) => (prop === 'syncStatus' ? syncStatus : Reflect.get(target, prop)),
+      get: (target, prop) =>
+        prop === 'syncStatus' ? syncStatus : prop === '$queryRaw' ? queryRaw : Reflect.get(target, prop),
     });
 
     const got = await generate({ ...deps, db: slow }, callId);

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/store/database.js';
 import {
+  claimFollowupGeneration,
   listFollowupDrafts,
   listFollowupDraftsOf,
   markFollowupsWritten,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 const T0 = new Date(Date.UTC(2026, 0, 5, 12));
@@ -40,5 +43,32 @@ describe.each(DATABASE_KINDS)('follow-up drafts of a write-back batch (%s)', (ki
     expect((await listFollowupDrafts(db, 'call_f1')).map((d) => d.crmId)).toEqual(['note_1', 'note_2']);
     // The same draft id on another call is left alone.
     expect((await listFollowupDrafts(db, 'call_f2')).map((d) => d.crmId)).toEqual([null]);
+  });
+
+  it('claims made together take one statement; a call claimed twice at once wins once', async () => {
+    const db = database().db.prisma;
+    for (const id of ['cl_1', 'cl_2', 'cl_3'])
+      await upsertDiscovered(db, { callId: id, crm: 'hubspot', now: T0 });
+    expect(await claimFollowupGeneration(db, 'cl_3', 'hubspot', T0)).toBe(true);
+    let statements = 0;
+    const counted = new Proxy(db, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== '$queryRaw' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          statements++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as Db;
+    const claims = await Promise.all(
+      ['cl_1', 'cl_2', 'cl_2', 'cl_3', 'cl_none'].map((id) =>
+        claimFollowupGeneration(counted, id, 'hubspot', T0),
+      ),
+    );
+    expect(claims).toEqual([true, true, false, false, false]);
+    expect(statements).toBe(1);
+    // Claimed now: a later claim is refused.
+    expect(await claimFollowupGeneration(counted, 'cl_1', 'hubspot', T0)).toBe(false);
   });
 });
