@@ -4,10 +4,11 @@
  * are unaffected). Measured on the idle compiled worker, with throughput unchanged
  * (docs/performance.md, "Footprint"):
  *
- * - PostgreSQL, --v8-pool-size=1: one V8 background thread instead of four (each keeps its own
- *   malloc arena and compilation buffers): ~30 MB less. Not (yet) on the embedded database, where
- *   the background threads also tier up PGlite's WebAssembly: on a loaded machine the backfill
- *   took ~13 % more CPU and up to 2x the time with one, on a quiet one the same; to be measured again.
+ * - Both, --v8-pool-size=1: one V8 background thread instead of four (each keeps its own malloc
+ *   arena and compilation buffers): ~30 MB less on PostgreSQL, ~8 MB on the embedded database
+ *   (idle 186-190 MB instead of 197), where that thread also tiers up PGlite's WebAssembly: the
+ *   no-limit backfill ran 65-66 calls/s with it against 66-70 without (800 calls, quiet machine;
+ *   an earlier, loaded machine showed ~13 % more CPU, at a time the backfill was far slower).
  * - Embedded, MALLOC_ARENA_MAX=1: one glibc malloc arena instead of one per thread: ~30 MB less.
  *   Not on PostgreSQL, where it measured ~20 MB more.
  * - Both, a fixed MALLOC_TRIM_THRESHOLD_. Left dynamic, glibc raises its trim and mmap thresholds
@@ -21,7 +22,10 @@
  */
 export const PROCESS_SETUP: Record<Database, { flags: string[]; env: Record<string, string> }> = {
   postgresql: { flags: ['--v8-pool-size=1'], env: { MALLOC_TRIM_THRESHOLD_: '131072' } },
-  embedded: { flags: [], env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304' } },
+  embedded: {
+    flags: ['--v8-pool-size=1'],
+    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304' },
+  },
 };
 /** Set in the re-executed process: it must not re-execute again. */
 export const APPLIED_MARKER = 'CRM_SYNC_NODE_FLAGS_APPLIED';
