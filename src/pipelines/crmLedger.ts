@@ -8,7 +8,7 @@
 import type { WrittenCall } from '../crm/types.js';
 import { writtenQueryFor, type Mapping } from '../mapping/index.js';
 import { claimFollowupGeneration } from '../store/followupRepo.js';
-import { getSyncStatuses, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
+import { transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import type { SyncState } from '../sync/states.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
@@ -34,10 +34,16 @@ export function needsLedgerCheck(status: SyncStatusRecord | null): boolean {
   );
 }
 
-/** One `findWritten` for the batch's calls the local database has no record of writing. */
-export async function readLedger(deps: LedgerDeps, callIds: string[]): Promise<Ledger> {
+/**
+ * One `findWritten` for the batch's calls the local database has no record of writing, judged by
+ * their rows in `statuses` (getSyncStatuses, read once for the batch).
+ */
+export async function readLedger(
+  deps: LedgerDeps,
+  callIds: string[],
+  statuses: ReadonlyMap<string, SyncStatusRecord>,
+): Promise<Ledger> {
   const ledger: Ledger = new Map();
-  const statuses = await getSyncStatuses(deps.db, callIds, deps.crmName);
   const unknown = [...new Set(callIds)].filter((callId) => needsLedgerCheck(statuses.get(callId) ?? null));
   if (unknown.length === 0) return ledger;
   try {

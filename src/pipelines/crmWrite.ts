@@ -5,7 +5,7 @@
  */
 import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
 import { buildActivity, buildFollowups } from '../mapping/index.js';
-import { listFollowupDraftsOf, markFollowupsWritten } from '../store/followupRepo.js';
+import { followupsWrittenUpdate, listFollowupDraftsOf, markFollowupsWritten } from '../store/followupRepo.js';
 import {
   getSyncStatuses,
   mergeWarnings,
@@ -126,18 +126,14 @@ export async function writeToCrm(
         const r = followupResults.get(f.draftId);
         return r?.ok ? [{ draftId: f.draftId, crmId: r.id }] : [];
       });
-      await markFollowupsWritten(db, w.callId, done, new Date(clock.now()));
+      if ((failed && !failed.ok) || w.followupsOnly) {
+        await markFollowupsWritten(db, w.callId, done, new Date(clock.now()));
+      }
       if (failed && !failed.ok) {
         fail(w, failed.error);
         continue;
       }
-      await finishCall(
-        deps,
-        w,
-        statuses.get(w.callId),
-        activityResults.get(w.callId),
-        done.map((d) => d.crmId),
-      );
+      await finishCall(deps, w, statuses.get(w.callId), activityResults.get(w.callId), done);
       results.set(w.item.jobId, {
         kind: 'done',
         detail: w.followupsOnly ? `${done.length} follow-up(s) attached` : 'written back',
@@ -153,11 +149,11 @@ async function finishCall(
   w: PreparedWrite,
   status: SyncStatusRecord | undefined,
   written: WriteResult | undefined,
-  followupIds: string[],
+  followups: { draftId: string; crmId: string }[],
 ): Promise<void> {
   const { db, crmName: crm, clock } = deps;
   const now = new Date(clock.now());
-  const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followupIds])];
+  const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followups.map((f) => f.crmId)])];
   if (w.followupsOnly) {
     await db.syncStatus.update({
       where: { callId_crm: { callId: w.callId, crm } },
@@ -186,6 +182,8 @@ async function finishCall(
       matchDecision: w.lookup.decision,
       warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
     },
+    // The drafts' CRM ids, in the same statement (marked by the caller when followupsOnly).
+    alongside: followupsWrittenUpdate(w.callId, followups, now) ?? undefined,
   });
   if (w.warnings.length > 0) {
     deps.logger.warn({ callId: w.callId, warnings: w.warnings }, 'written back without some optional fields');

@@ -19,9 +19,9 @@ import {
 } from '../service/errors.js';
 import {
   claimFollowupGeneration,
-  followupGenerationClaimed,
+  listFollowupDrafts,
   releaseFollowupGeneration,
-  saveFollowupDrafts,
+  saveFollowupAnswer,
   settleAbandonedFollowupClaim,
   settleFollowupClaim,
   type DraftInput,
@@ -55,12 +55,19 @@ class FollowupClaimTaken extends Error {}
 
 export async function generateFollowupsOnce(
   deps: Pick<PipelineDeps, 'db' | 'service' | 'clock' | 'logger'>,
-  req: { callId: string; crm: CrmName; email: string; item: WritebackItem },
+  req: {
+    callId: string;
+    crm: CrmName;
+    email: string;
+    item: WritebackItem;
+    /** Whether the call's row, as its write-back batch read it, holds a claim already. */
+    claimed: boolean;
+  },
 ): Promise<DraftInput[]> {
   const { db, clock } = deps;
   const { callId, crm } = req;
   // Checked first too, so a rerun does not wait for a budget slot only to find the claim taken.
-  if (await followupGenerationClaimed(db, callId, crm)) return noteAbandonedClaim(deps, req);
+  if (req.claimed) return noteAbandonedClaim(deps, req);
   // Each attempt, inside its granted slot: claimed just before sending, released when the
   // Service surely did not act, so no claim is held while waiting for the budget or a retry.
   const claimedAround = async <T>(send: () => Promise<T>): Promise<T> => {
@@ -113,12 +120,11 @@ export async function generateFollowupsOnce(
     );
     return [];
   }
-  await saveFollowupDrafts(db, callId, drafts, new Date(clock.now()));
   // An answer with no drafts leaves no other trace: unsettled, it would later read as a lost one.
   await retryWhileDatabaseAway(
     deps,
     'record a follow-up answer',
-    () => settleFollowupClaim(db, { callId, crm, now: new Date(clock.now()) }),
+    () => saveFollowupAnswer(db, { callId, crm, drafts, now: new Date(clock.now()) }),
     { context: { callId } },
   );
   return drafts;
@@ -134,6 +140,10 @@ async function noteAbandonedClaim(
   req: { callId: string; crm: CrmName },
 ): Promise<DraftInput[]> {
   const { callId, crm } = req;
+  // Drafts stored since the batch read them (followup.generated answering that earlier request)
+  // are its answer after all.
+  const stored = await listFollowupDrafts(deps.db, callId);
+  if (stored.length > 0) return stored.map((d) => d.raw as DraftInput);
   const warning = (claimedAt: Date) =>
     `${FOLLOWUP_UNCERTAIN}: the worker asking for follow-ups at ${claimedAt.toISOString()} stopped before the answer; not sent again, so drafts come only from followup.generated`;
   // Not retried here: if this fails the job fails, and its next run finds the claim unsettled still.

@@ -9,12 +9,13 @@ import type { Priority } from '../budget/types.js';
 import type { CrmLookup } from '../crm/types.js';
 import { ServiceNotReadyError } from '../service/errors.js';
 import type { Analysis, Call } from '../service/types.js';
-import { listFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
+import { listFollowupDraftsOf, type DraftInput, type FollowupDraftRecord } from '../store/followupRepo.js';
 import {
-  getSyncStatus,
+  getSyncStatuses,
   recordSyncError,
   transitionSyncStatus,
   upsertDiscovered,
+  upsertDiscoveredEach,
   type SyncStatusRecord,
 } from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
@@ -61,12 +62,13 @@ export async function runWritebackBatch(
   items: WritebackItem[],
 ): Promise<Map<number, WritebackResult>> {
   const results = new Map<number, WritebackResult>();
-  // What the CRM holds for the calls this database has no record of writing, before anything is
-  // generated or written for them.
-  const ledger = await readLedger(
-    deps,
-    items.map((i) => i.payload.callId),
-  );
+  // The batch's rows, read once; then what the CRM holds for the calls this database has no
+  // record of writing, before anything is generated or written for them.
+  const callIds = items.map((i) => i.payload.callId);
+  const statuses = await getSyncStatuses(deps.db, callIds, deps.crmName);
+  // Drafts are stored before a job for them is queued (the inbox), or by the job itself.
+  const drafts = await listFollowupDraftsOf(deps.db, callIds);
+  const ledger = await readLedger(deps, callIds, statuses);
   // One batch lookup for the participants the payloads already name (list pages, events), but for
   // calls the CRM already holds whole: those need no lookup.
   const known = items.flatMap((i) => {
@@ -75,12 +77,19 @@ export async function runWritebackBatch(
     return [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }];
   });
   if (known.length > 1) await deps.lookups.prefetch(known);
+  const stored = new Map(
+    items.map((item) => {
+      const { callId } = item.payload;
+      const row = { status: statuses.get(callId) ?? null, drafts: drafts.get(callId) ?? [] };
+      return [item.jobId, { ...row, start: startOf(deps, item, row) }] as const;
+    }),
+  );
+  const upserted = await upsertCarried(deps, items, stored);
   const prepared = await Promise.all(
     items.map((item) =>
-      prepare(deps, item, ledger).catch((error: unknown): Prepared => ({
-        kind: 'result',
-        result: { kind: 'error', error },
-      })),
+      prepare(deps, item, ledger, { ...stored.get(item.jobId)!, upserted: upserted.get(item.jobId) }).catch(
+        (error: unknown): Prepared => ({ kind: 'result', result: { kind: 'error', error } }),
+      ),
     ),
   );
   const writes: PreparedWrite[] = [];
@@ -93,31 +102,88 @@ export async function runWritebackBatch(
   return results;
 }
 
-async function prepare(deps: PipelineDeps, item: WritebackItem, ledger: Ledger): Promise<Prepared> {
-  const { db, crmName: crm, clock } = deps;
-  const { callId, reason } = item.payload;
-  const opts = { priority: item.priority };
-  const now = () => new Date(clock.now());
+interface Stored {
+  /** The call's row and its stored drafts, as the batch read them. */
+  status: SyncStatusRecord | null;
+  drafts: FollowupDraftRecord[];
+  start: Start;
+}
+
+/** What the batch's read of a call decides before any request: nothing to do, or what to prepare. */
+type Start = { done: string } | { followupsOnly: boolean };
+
+function startOf(
+  deps: Pick<PipelineDeps, 'mapping'>,
+  item: WritebackItem,
+  stored: Omit<Stored, 'start'>,
+): Start {
+  const { status } = stored;
   // A followup.generated job's draft (payload.followup) was stored by the inbox, in the
   // transaction that queued the job.
-  const status = await getSyncStatus(db, callId, crm);
-  const replay = reason === 'replay';
-  let followupsOnly = false;
+  const replay = item.payload.reason === 'replay';
   if (status?.state === 'written_back') {
-    const pending = (await listFollowupDrafts(db, callId)).filter((d) => d.crmId === null);
+    const pending = stored.drafts.filter((d) => d.crmId === null);
     if (!replay && (pending.length === 0 || !deps.mapping.writeback.followups))
-      return done('already written back');
-    followupsOnly = !replay;
-  } else if (status && (status.state === 'failed' || status.state === 'skipped') && !replay) {
-    return done(`call is ${status.state}; replay to retry`);
+      return { done: 'already written back' };
+    return { followupsOnly: !replay };
   }
+  if (status && (status.state === 'failed' || status.state === 'skipped') && !replay) {
+    return { done: `call is ${status.state}; replay to retry` };
+  }
+  return { followupsOnly: false };
+}
 
-  // The event's or list page's copy is enough when it says analysed or ended (failed, cancelled:
-  // a call does not come back from those); else read it fresh.
+/**
+ * The event's or list page's copy of the call is enough when it says analysed or ended (failed,
+ * cancelled: a call does not come back from those); else it is read fresh.
+ */
+function settledCopy(item: WritebackItem): Call | undefined {
   const carried = item.payload.call;
-  const settled = carried && ['analyzed', 'ended'].includes(callPhaseOf(carried.status));
-  const call = settled ? carried : await deps.service.getCall(callId, opts);
-  const { record } = await upsertDiscovered(db, { callId, crm, call: callFactsOf(call), now: now() });
+  return carried && ['analyzed', 'ended'].includes(callPhaseOf(carried.status)) ? carried : undefined;
+}
+
+/**
+ * The rows of the batch's calls whose settled copy came with the job (the backfill's case), upserted
+ * in one statement, by job id; a call the database refuses gets its error (upsertDiscoveredEach).
+ */
+async function upsertCarried(
+  deps: PipelineDeps,
+  items: WritebackItem[],
+  stored: Map<number, Stored>,
+): Promise<Map<number, Upserted | Error>> {
+  const carried = items.flatMap((item) => {
+    const call = settledCopy(item);
+    return call && !('done' in stored.get(item.jobId)!.start) ? [{ item, call }] : [];
+  });
+  if (carried.length < 2) return new Map();
+  const now = new Date(deps.clock.now());
+  const rows = await upsertDiscoveredEach(
+    deps.db,
+    deps.crmName,
+    carried.map(({ item, call }) => ({ callId: item.payload.callId, call: callFactsOf(call), now })),
+  );
+  return new Map(carried.map(({ item }, i) => [item.jobId, rows[i]!]));
+}
+
+type Upserted = Awaited<ReturnType<typeof upsertDiscovered>>;
+
+async function prepare(
+  deps: PipelineDeps,
+  item: WritebackItem,
+  ledger: Ledger,
+  stored: Stored & { upserted: Upserted | Error | undefined },
+): Promise<Prepared> {
+  const { db, crmName: crm, clock } = deps;
+  const { callId } = item.payload;
+  const opts = { priority: item.priority };
+  const now = () => new Date(clock.now());
+  if ('done' in stored.start) return done(stored.start.done);
+  const { followupsOnly } = stored.start;
+
+  if (stored.upserted instanceof Error) throw stored.upserted;
+  const call = settledCopy(item) ?? (await deps.service.getCall(callId, opts));
+  const { record } =
+    stored.upserted ?? (await upsertDiscovered(db, { callId, crm, call: callFactsOf(call), now: now() }));
   const written = ledger.get(callId);
   if (written instanceof Error) throw written;
   const adopted = await adoptWritten(deps, record, written);
@@ -146,9 +212,10 @@ async function prepare(deps: PipelineDeps, item: WritebackItem, ledger: Ledger):
     return settle(deps, record, 'skipped', noMatchReason(email));
   }
 
-  let drafts = (await listFollowupDrafts(db, callId)).map((d) => d.raw as DraftInput);
+  let drafts = stored.drafts.map((d) => d.raw as DraftInput);
   if (drafts.length === 0 && deps.mapping.writeback.followups) {
-    drafts = await generateFollowupsOnce(deps, { callId, crm, email, item });
+    const claimed = record.followupsRequestedAt !== null;
+    drafts = await generateFollowupsOnce(deps, { callId, crm, email, item, claimed });
   }
   return { kind: 'write', item, callId, call, analysis, lookup, drafts, followupsOnly, warnings: [] };
 }

@@ -147,8 +147,21 @@ export async function markFollowupsWritten(
   written: { draftId: string; crmId: string }[],
   now: Date,
 ): Promise<void> {
-  if (written.length === 0) return;
-  await db.$executeRaw`
+  const update = followupsWrittenUpdate(callId, written, now);
+  if (update) await db.$executeRaw(update);
+}
+
+/**
+ * The statement of markFollowupsWritten, null when there is nothing to mark; the write-back also
+ * runs it inside the call's move to written_back (transitionSyncStatus's `alongside`).
+ */
+export function followupsWrittenUpdate(
+  callId: string,
+  written: { draftId: string; crmId: string }[],
+  now: Date,
+): Prisma.Sql | null {
+  if (written.length === 0) return null;
+  return Prisma.sql`
     UPDATE call_followup c SET crm_id = w.crm_id, written_at = ${now}::timestamptz
     FROM (VALUES ${Prisma.join(written.map((w) => Prisma.sql`(${w.draftId}, ${w.crmId})`))})
       AS w (draft_id, crm_id)
@@ -208,37 +221,43 @@ async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
 
 const claimKey = (c: { callId: string; crm: string }) => `${c.crm}\u0000${c.callId}`;
 
-/** Whether claimFollowupGeneration would refuse: an earlier run asked already. */
-export async function followupGenerationClaimed(db: Db, callId: string, crm: CrmName): Promise<boolean> {
-  const row = await db.syncStatus.findUnique({
-    where: { callId_crm: { callId, crm } },
-    select: { followupsRequestedAt: true },
-  });
-  return row?.followupsRequestedAt != null;
+/**
+ * Records the claimed request's answer: stores its drafts not yet known and settles the claim (an
+ * answer with no drafts settles it too), in one statement, so the answer is never half recorded.
+ */
+export async function saveFollowupAnswer(
+  db: Db,
+  input: { callId: string; crm: CrmName; drafts: DraftInput[]; now: Date },
+): Promise<void> {
+  const { callId, crm, now } = input;
+  const drafts = unnestRows(
+    DRAFT_COLUMNS,
+    input.drafts.map((draft) => draftValues({ callId, draft, now })),
+    'd',
+  );
+  await db.$executeRaw`${PREPARED}
+    WITH drafts AS (${draftsInsertFrom(draftsSource(drafts))})
+    UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+    WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL`;
 }
 
 /**
- * Records that the claimed request's outcome is known: answered (the drafts, if any, are stored
- * first) or, with `warning`, lost to an ambiguous failure. A claim left unsettled means its run
- * stopped between asking and hearing back (settleAbandonedFollowupClaim).
+ * Records that the claimed request was lost to an ambiguous failure: settles the claim with
+ * `warning`. A claim left unsettled means its run stopped between asking and hearing back
+ * (settleAbandonedFollowupClaim).
  */
 export async function settleFollowupClaim(
   db: Db,
-  input: { callId: string; crm: CrmName; now: Date; warning?: string },
+  input: { callId: string; crm: CrmName; now: Date; warning: string },
 ): Promise<void> {
   const { callId, crm, now, warning } = input;
-  const where = { callId, crm, followupsRequestedAt: { not: null } };
-  if (!warning) {
-    await db.syncStatus.updateMany({ where, data: { followupsSettledAt: now, updatedAt: now } });
-    return;
-  }
   const row = await db.syncStatus.findUnique({
     where: { callId_crm: { callId, crm } },
     select: { warnings: true },
   });
   if (!row) return;
   await db.syncStatus.updateMany({
-    where,
+    where: { callId, crm, followupsRequestedAt: { not: null } },
     data: { followupsSettledAt: now, updatedAt: now, warnings: mergeWarnings(row.warnings, [warning]) },
   });
 }

@@ -174,6 +174,30 @@ export async function upsertDiscoveredMany(
   });
 }
 
+/**
+ * upsertDiscoveredMany, and when its one statement fails, each call alone, so that a row the
+ * database refuses (text it cannot hold, say) fails only its own call. Results in the order of
+ * `calls`: the row, or that call's error.
+ */
+export async function upsertDiscoveredEach(
+  db: Db,
+  crm: CrmName,
+  calls: readonly { callId: string; call?: CallFacts | undefined; now: Date }[],
+): Promise<({ record: SyncStatusRecord; created: boolean } | Error)[]> {
+  try {
+    return await upsertDiscoveredMany(db, crm, calls);
+  } catch {
+    return Promise.all(
+      calls.map((c) =>
+        upsertDiscoveredMany(db, crm, [c]).then(
+          ([one]) => one!,
+          (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+        ),
+      ),
+    );
+  }
+}
+
 /** The columns of a source of discovered calls (discoveredUpsertFrom), one row each from discoveredValues. */
 export const DISCOVERED_COLUMNS: Columns = [
   ['call_id', 'text'],
@@ -327,6 +351,11 @@ export async function transitionSyncStatus(
     expectedFrom?: SyncState | undefined;
     detail?: string | undefined;
     set?: TransitionFields | undefined;
+    /**
+     * A write of another table that belongs with the move (say, the follow-ups written with the
+     * activity), run in the same statement whether or not the call moves.
+     */
+    alongside?: Prisma.Sql | undefined;
   },
 ): Promise<SyncStatusRecord> {
   const { callId, crm, to, now } = input;
@@ -348,7 +377,7 @@ export async function transitionSyncStatus(
     ), history AS (
       INSERT INTO sync_event (call_id, crm, at, from_state, to_state, detail)
       SELECT call_id, crm, ${now}::timestamptz, old_state, ${to}, ${clipDetail(input.detail)} FROM moved
-    )
+    )${input.alongside ? Prisma.sql`, alongside AS (${input.alongside})` : Prisma.empty}
     SELECT (SELECT state FROM cur) AS from_state, moved.* FROM (SELECT 1) AS one LEFT JOIN moved ON true`;
   const row = rows[0];
   if (!row || row.from_state === null) throw new SyncStatusNotFoundError(callId, crm);

@@ -11,7 +11,12 @@ import { loadMappings } from '../../src/mapping/index.js';
 import { adoptWritten, readLedger, type LedgerDeps } from '../../src/pipelines/crmLedger.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { claimFollowupGeneration } from '../../src/store/followupRepo.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import {
+  getSyncStatus,
+  getSyncStatuses,
+  transitionSyncStatus,
+  upsertDiscovered,
+} from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adapterFor } from '../crm-hubspot/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';
@@ -47,6 +52,8 @@ afterAll(() => hs.close());
 describe('the write-back asks the CRM about calls it has no record of', () => {
   const current = useMigratedDatabase('embedded');
   let deps: LedgerDeps;
+  const ledgerOf = async (callIds: string[]) =>
+    readLedger(deps, callIds, await getSyncStatuses(deps.db, callIds, 'hubspot'));
   beforeEach(() => {
     hs.state.requests.clear();
     deps = {
@@ -69,7 +76,7 @@ describe('the write-back asks the CRM about calls it has no record of', () => {
       now,
       set: { contextPushedAt: now },
     });
-    const ledger = await readLedger(deps, ['old', 'bare', 'new', 'live']);
+    const ledger = await ledgerOf(['old', 'bare', 'new', 'live']);
     expect(hs.state.requests.byPath()).toEqual({
       'POST /crm/v3/objects/calls/search': 1,
       'POST /crm/v3/objects/notes/search': 1,
@@ -80,12 +87,12 @@ describe('the write-back asks the CRM about calls it has no record of', () => {
     expect(ledger.has('live')).toBe(false);
 
     hs.state.requests.clear();
-    expect((await readLedger(deps, ['live'])).size).toBe(0);
+    expect((await ledgerOf(['live'])).size).toBe(0);
     expect(hs.state.requests.records).toHaveLength(0);
   });
 
   it('adopts a call whose activity and drafts are in the CRM; goes on with one that has only its activity', async () => {
-    const ledger = await readLedger(deps, ['old', 'bare']);
+    const ledger = await ledgerOf(['old', 'bare']);
     const now = new Date(T0);
     const old = (await upsertDiscovered(deps.db, { callId: 'old', crm: 'hubspot', now })).record;
     const bare = (await upsertDiscovered(deps.db, { callId: 'bare', crm: 'hubspot', now })).record;
@@ -111,7 +118,7 @@ describe('the write-back asks the CRM about calls it has no record of', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ status: 400, match: '/search', count: 1 }),
     });
-    const ledger = await readLedger(deps, ['x1', 'x2']);
+    const ledger = await ledgerOf(['x1', 'x2']);
     expect(ledger.get('x1')).toBeInstanceOf(Error);
     expect(ledger.get('x2')).toBe(ledger.get('x1'));
   });

@@ -36,8 +36,10 @@ describe.each(DATABASE_KINDS)('an abandoned follow-up claim (%s)', (kind) => {
   const get = useMigratedDatabase(kind);
   const clock = new FakeClock(Date.UTC(2026, 0, 5, 12));
 
-  function run(db: Db, callId: string, client: ServiceClient, lines: string[] = []) {
+  // As the write-back calls it: with the claim its read of the call's row found.
+  async function run(db: Db, callId: string, client: ServiceClient, lines: string[] = []) {
     const logger = createLogger({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    const claimed = (await getSyncStatus(db, callId, 'hubspot'))?.followupsRequestedAt != null;
     return generateFollowupsOnce(
       { db, service: client, clock, logger },
       {
@@ -45,6 +47,7 @@ describe.each(DATABASE_KINDS)('an abandoned follow-up claim (%s)', (kind) => {
         crm: 'hubspot',
         email: 'a@b.c',
         item: { jobId: 1, payload: { callId, reason: 'poll' }, priority: 'writeback' },
+        claimed,
       },
     );
   }
@@ -123,6 +126,20 @@ describe.each(DATABASE_KINDS)('an abandoned follow-up claim (%s)', (kind) => {
     });
     expect(settled).toBe(false);
     expect(await warningsOf(db, 'c-hooked')).toEqual([]);
+  });
+
+  it('answers with the drafts the earlier request made, when they arrived after the batch read', async () => {
+    const db = get().db.prisma;
+    await killedMidRequest(db, 'c-late');
+    await clock.advance(90_000);
+    // The rerun's batch read no drafts; followup.generated stored them before it got this far.
+    await saveFollowupDrafts(db, 'c-late', [DRAFT], new Date(clock.now()));
+    const rerun = service(() => Promise.resolve([{ ...DRAFT, id: 'd2' }]));
+    const lines: string[] = [];
+    expect((await run(db, 'c-late', rerun.client, lines)).map((d) => d.id)).toEqual(['d1']);
+    expect(rerun.asked.count).toBe(0);
+    expect(await warningsOf(db, 'c-late')).toEqual([]);
+    expect(lines.filter((l) => l.includes(FOLLOWUP_UNCERTAIN))).toHaveLength(0);
   });
 
   it('is found again after an operator replay asks anew and that run is killed too', async () => {

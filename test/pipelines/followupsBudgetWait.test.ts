@@ -84,6 +84,7 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
       crm: 'hubspot',
       email: 'jane@acme.example',
       item: { jobId: 1, payload: { callId, reason: 'poll' }, priority: 'writeback' },
+      claimed: false, // each test's call has never been asked for
     });
 
   const claimOf = async (db: Db, callId: string) =>
@@ -170,8 +171,8 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
       }
     })();
     const deps = worker(ledger, (info) => statuses.push(info.status));
-    // The first claim's round trip outlasts the send deadline (a busy database). Claims are one
-    // raw statement (claimFollowupGeneration); release and settle go through updateMany.
+    // The first claim's round trip outlasts the send deadline (a busy database). Claims and the
+    // answer are raw statements (claimFollowupGeneration, saveFollowupAnswer); release is updateMany.
     const writes: string[] = [];
     const syncStatus = new Proxy(db.syncStatus, {
       get(target, prop) {
@@ -179,7 +180,7 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
         if (prop !== 'updateMany' || typeof value !== 'function') return value;
         return async (args: { data: { followupsRequestedAt?: Date | null } }) => {
           const result = (await value.call(target, args)) as unknown;
-          writes.push(args.data.followupsRequestedAt === null ? 'release' : 'settle');
+          if (args.data.followupsRequestedAt === null) writes.push('release');
           return result;
         };
       },
@@ -192,9 +193,14 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
       }
       return result;
     };
+    const executeRaw = async (strings: TemplateStringsArray, ...values: unknown[]) => {
+      const result = (await db.$executeRaw(strings, ...values)) as unknown;
+      if (strings.join('').includes('SET followups_settled_at')) writes.push('settle');
+      return result;
+    };
+    const raw: Record<string | symbol, unknown> = { $queryRaw: queryRaw, $executeRaw: executeRaw };
     const slow = new Proxy(db, {
-      get: (target, prop) =>
-        prop === 'syncStatus' ? syncStatus : prop === '$queryRaw' ? queryRaw : Reflect.get(target, prop),
+      get: (target, prop) => (prop === 'syncStatus' ? syncStatus : (raw[prop] ?? Reflect.get(target, prop))),
     });
 
     const got = await generate({ ...deps, db: slow }, callId);

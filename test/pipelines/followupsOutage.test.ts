@@ -59,6 +59,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a follow-up claim when the database goes aw
         crm: 'hubspot',
         email: 'a@b.c',
         item: { jobId: 1, payload: { callId: 'c1', reason: 'poll' }, priority: 'writeback' },
+        claimed: false,
       },
     ).then(
       () => 'resolved',

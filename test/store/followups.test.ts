@@ -5,6 +5,7 @@ import {
   listFollowupDrafts,
   listFollowupDraftsOf,
   markFollowupsWritten,
+  saveFollowupAnswer,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
 import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
@@ -70,5 +71,32 @@ describe.each(DATABASE_KINDS)('follow-up drafts of a write-back batch (%s)', (ki
     expect(statements).toBe(1);
     // Claimed now: a later claim is refused.
     expect(await claimFollowupGeneration(counted, 'cl_1', 'hubspot', T0)).toBe(false);
+  });
+
+  it('records an answer in one go: its new drafts, in order of addressees, and the settled claim', async () => {
+    const db = database().db.prisma;
+    const settledAt = async (id: string) =>
+      (await db.syncStatus.findUnique({ where: { callId_crm: { callId: id, crm: 'hubspot' } } }))
+        ?.followupsSettledAt ?? null;
+    for (const id of ['ans_1', 'ans_empty', 'ans_unclaimed'])
+      await upsertDiscovered(db, { callId: id, crm: 'hubspot', now: T0 });
+    expect(await claimFollowupGeneration(db, 'ans_1', 'hubspot', T0)).toBe(true);
+    expect(await claimFollowupGeneration(db, 'ans_empty', 'hubspot', T0)).toBe(true);
+    const two = { ...draft('a2'), to: ['z@b.example', 'a@b.example'] };
+    await saveFollowupAnswer(db, { callId: 'ans_1', crm: 'hubspot', drafts: [draft('a1'), two], now: T0 });
+    // The same answer again (a retry after a lost reply) stores nothing twice.
+    await saveFollowupAnswer(db, { callId: 'ans_1', crm: 'hubspot', drafts: [draft('a1')], now: T0 });
+    await saveFollowupAnswer(db, { callId: 'ans_empty', crm: 'hubspot', drafts: [], now: T0 });
+    await saveFollowupAnswer(db, { callId: 'ans_unclaimed', crm: 'hubspot', drafts: [], now: T0 });
+
+    const stored = await listFollowupDrafts(db, 'ans_1');
+    expect(stored.map((d) => [d.draftId, d.to])).toEqual([
+      ['a1', ['a@b.example']],
+      ['a2', ['z@b.example', 'a@b.example']],
+    ]);
+    expect(await settledAt('ans_1')).toEqual(T0);
+    expect(await settledAt('ans_empty')).toEqual(T0);
+    // No claim, nothing to settle.
+    expect(await settledAt('ans_unclaimed')).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ import {
   transitionSyncStatus,
   transitionSyncStatuses,
   upsertDiscovered,
+  upsertDiscoveredEach,
 } from '../../src/store/syncStatusRepo.js';
 import { liveCallStartsSince } from '../../src/store/syncStatusQueries.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
@@ -277,5 +278,25 @@ describe.each(DATABASE_KINDS)('SyncStatusRepo on %s', (kind) => {
       'writing_back',
       'writing to the CRM',
     ]);
+  });
+
+  it('upserts a batch in one statement; a call the database refuses fails alone', async () => {
+    const { prisma } = get().db;
+    const facts = (company: string) => ({
+      createdAt: T0,
+      participantEmail: 'a@b.example',
+      participantCompany: company,
+      status: 'analyzed',
+    });
+    const [a, bad, b] = await upsertDiscoveredEach(prisma, 'hubspot', [
+      { callId: 'each_a', call: facts('Acme'), now: at(0) },
+      // PostgreSQL text cannot hold NUL: the batch's statement fails, then this call alone.
+      { callId: 'each_bad', call: facts('Ac\u0000me'), now: at(0) },
+      { callId: 'each_b', call: facts('Beta'), now: at(0) },
+    ]);
+    expect(a).toMatchObject({ created: true, record: { callId: 'each_a', state: 'discovered' } });
+    expect(b).toMatchObject({ created: true, record: { callId: 'each_b', participantCompany: 'Beta' } });
+    expect(bad).toBeInstanceOf(Error);
+    expect(await getSyncStatus(prisma, 'each_bad', 'hubspot')).toBeNull();
   });
 });
