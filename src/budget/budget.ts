@@ -12,6 +12,9 @@
  * them too (up to the free concurrency), in one round trip: they are ready to leave now, and the
  * heads after it take those slots as they come up, within SLOT_HANDOFF_MS of the answer. A slot
  * left over after that (an aborted request) lapses unused: counted, never sent, which is safe.
+ * A request with work between its start and its send (a follow-up's claim) takes such a slot
+ * too; the client sends it only within SEND_DEADLINE_MS of its start (client.ts), and a burst's
+ * claims go in one statement (claimFollowupGeneration).
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';

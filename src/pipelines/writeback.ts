@@ -62,8 +62,9 @@ export async function runWritebackBatch(
   items: WritebackItem[],
 ): Promise<Map<number, WritebackResult>> {
   const results = new Map<number, WritebackResult>();
-  // The batch's rows, read once; then what the CRM holds for the calls this database has no
-  // record of writing, before anything is generated or written for them.
+  // The batch's rows and drafts as its work starts (the CRM write reads them again, after this
+  // work changed them); then what the CRM holds for the calls this database has no record of
+  // writing, before anything is generated or written for them.
   const callIds = items.map((i) => i.payload.callId);
   const statuses = await getSyncStatuses(deps.db, callIds, deps.crmName);
   // Drafts are stored before a job for them is queued (the inbox), or by the job itself.
@@ -151,10 +152,13 @@ async function upsertCarried(
   items: WritebackItem[],
   stored: Map<number, Stored>,
 ): Promise<Map<number, Upserted | Error>> {
-  const carried = items.flatMap((item) => {
-    const call = settledCopy(item);
-    return call && !('done' in stored.get(item.jobId)!.start) ? [{ item, call }] : [];
-  });
+  const carried = items
+    .flatMap((item) => {
+      const call = settledCopy(item);
+      return call && !('done' in stored.get(item.jobId)!.start) ? [{ item, call }] : [];
+    })
+    // Rows locked in call id order, as other statements that lock several take them.
+    .sort((a, b) => (a.item.payload.callId < b.item.payload.callId ? -1 : 1));
   if (carried.length < 2) return new Map();
   const now = new Date(deps.clock.now());
   const rows = await upsertDiscoveredEach(

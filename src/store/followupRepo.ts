@@ -7,6 +7,7 @@ import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prism
 import type { Db } from './database.js';
 import { mergeWarnings } from './syncStatusRepo.js';
 import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
+import { runAsLive } from './livePriority.js';
 import { PREPARED, unnestRows, type Columns } from './unnest.js';
 
 export interface FollowupDraftRecord {
@@ -38,12 +39,21 @@ export async function saveFollowupDrafts(
   drafts: DraftInput[],
   now: Date,
 ): Promise<number> {
-  if (drafts.length === 0) return 0;
-  const { count } = await db.callFollowup.createMany({
-    data: drafts.map((draft) => draftRow({ callId, draft, now })),
-    skipDuplicates: true,
-  });
-  return count;
+  const rows = await db.$queryRaw<
+    unknown[]
+  >`${PREPARED} ${draftsInsertFrom(draftRowsOf(callId, drafts, now))}`;
+  return rows.length;
+}
+
+/** `drafts` of one call as a source for draftsInsertFrom. */
+function draftRowsOf(callId: string, drafts: DraftInput[], now: Date): Prisma.Sql {
+  return draftsSource(
+    unnestRows(
+      DRAFT_COLUMNS,
+      drafts.map((draft) => draftValues({ callId, draft, now })),
+      'd',
+    ),
+  );
 }
 
 /** The columns of the drafts draftsSource passes on (its rows from draftValues; `to` as JSON). */
@@ -178,7 +188,9 @@ export function followupsWrittenUpdate(
 export function claimFollowupGeneration(db: Db, callId: string, crm: CrmName, now: Date): Promise<boolean> {
   let claims = claimBatches.get(db);
   if (!claims) {
-    claims = createGroupCommit((batch: Claim[]) => claimAll(db, batch), { maxBatch: 64 });
+    // On the live lane whoever submitted first (adoptWritten claims from bulk work): a follow-up's
+    // claim must not wait behind bulk statements on the embedded database.
+    claims = createGroupCommit((batch: Claim[]) => runAsLive(() => claimAll(db, batch)), { maxBatch: 64 });
     claimBatches.set(db, claims);
   }
   return claims.submit({ callId, crm, now });
@@ -204,7 +216,8 @@ async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
   claims.forEach((c, i) => {
     if (!first.has(claimKey(c))) first.set(claimKey(c), i);
   });
-  const distinct = [...first.values()].map((i) => claims[i]!);
+  // In call id order, as other statements that lock several rows take them.
+  const distinct = [...first.values()].map((i) => claims[i]!).sort((a, b) => compareKeys(a, b));
   const rows = await db.$queryRaw<{ call_id: string; crm: string }[]>`${PREPARED}
     UPDATE sync_status s
     SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at
@@ -220,6 +233,8 @@ async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
 }
 
 const claimKey = (c: { callId: string; crm: string }) => `${c.crm}\u0000${c.callId}`;
+const compareKeys = (a: Claim, b: Claim) =>
+  claimKey(a) < claimKey(b) ? -1 : claimKey(a) > claimKey(b) ? 1 : 0;
 
 /**
  * Records the claimed request's answer: stores its drafts not yet known and settles the claim (an
@@ -230,13 +245,8 @@ export async function saveFollowupAnswer(
   input: { callId: string; crm: CrmName; drafts: DraftInput[]; now: Date },
 ): Promise<void> {
   const { callId, crm, now } = input;
-  const drafts = unnestRows(
-    DRAFT_COLUMNS,
-    input.drafts.map((draft) => draftValues({ callId, draft, now })),
-    'd',
-  );
   await db.$executeRaw`${PREPARED}
-    WITH drafts AS (${draftsInsertFrom(draftsSource(drafts))})
+    WITH drafts AS (${draftsInsertFrom(draftRowsOf(callId, input.drafts, now))})
     UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
     WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL`;
 }

@@ -3,6 +3,7 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma, type SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
 import { assertTransition, canTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
 import { inTransaction, type Db } from './database.js';
+import { refusedData } from './refusedData.js';
 import { addSyncEvent, clipDetail } from './syncEventRepo.js';
 import { columnNames, unnestRows, type Columns } from './unnest.js';
 
@@ -175,9 +176,9 @@ export async function upsertDiscoveredMany(
 }
 
 /**
- * upsertDiscoveredMany, and when its one statement fails, each call alone, so that a row the
- * database refuses (text it cannot hold, say) fails only its own call. Results in the order of
- * `calls`: the row, or that call's error.
+ * upsertDiscoveredMany, and when the database refuses its one statement's data (text it cannot
+ * hold, say: refusedData), each call alone, so that such a row fails only its own call. Results
+ * in the order of `calls`: the row, or that call's error. Any other failure is thrown.
  */
 export async function upsertDiscoveredEach(
   db: Db,
@@ -186,7 +187,8 @@ export async function upsertDiscoveredEach(
 ): Promise<({ record: SyncStatusRecord; created: boolean } | Error)[]> {
   try {
     return await upsertDiscoveredMany(db, crm, calls);
-  } catch {
+  } catch (error) {
+    if (!refusedData(error)) throw error;
     return Promise.all(
       calls.map((c) =>
         upsertDiscoveredMany(db, crm, [c]).then(

@@ -62,8 +62,8 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     const callId = sandbox.state.calls().filter((c) => c.status === 'analyzed')[started++]?.id;
     if (!callId) throw new Error('the seeded sandbox has too few analysed calls');
     /** A worker: its own budget over `ledger`, and a client of the sandbox. */
-    const worker = (ledger: SlotLedger, onAttempt?: (info: AttemptInfo) => void) => {
-      const budget = createRequestBudget({ limits: ROOMY, clock, ledger });
+    const worker = (ledger: SlotLedger, onAttempt?: (info: AttemptInfo) => void, budgetLimits = ROOMY) => {
+      const budget = createRequestBudget({ limits: budgetLimits, clock, ledger });
       const service = createServiceClient({
         baseUrl: sandbox.url,
         apiKey: sandbox.apiKey,
@@ -214,5 +214,62 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     expect(stored.sort()).toEqual(made.map((d) => d.id).sort()); // stored once each
     expect(await claimOf(db, callId)).not.toBeNull();
     expect((await getSyncStatus(db, callId, 'hubspot'))?.warnings).toEqual([]);
+  });
+
+  it('takes slots granted together, and the claims of those requests go in one statement', async () => {
+    const { sandbox, worker } = await start();
+    const db = get().db.prisma;
+    // Calls of their own: the other tests take analysed calls from the front.
+    const ids = sandbox.state
+      .calls()
+      .filter((c) => c.status === 'analyzed')
+      .slice(-4)
+      .map((c) => c.id);
+    expect(ids).toHaveLength(4);
+    for (const id of ids)
+      await upsertDiscovered(db, { callId: id, crm: 'hubspot', now: new Date(clock.now()) });
+    const ledger = new (class extends InMemorySlotLedger {
+      /** Slots granted per ask. */
+      granted: number[] = [];
+      override async acquireMany(request: SlotRequest, wanted: number) {
+        const grant = await super.acquireMany(request, wanted);
+        this.granted.push(grant.granted ? grant.count : 0);
+        return grant;
+      }
+    })();
+    let claimStatements = 0;
+    const counted = new Proxy(db, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop !== '$queryRaw' || typeof value !== 'function') return value;
+        return (strings: TemplateStringsArray, ...values: unknown[]) => {
+          if (strings.join('').includes('SET followups_requested_at')) claimStatements++;
+          return (value as (s: TemplateStringsArray, ...v: unknown[]) => unknown).call(
+            target,
+            strings,
+            ...values,
+          );
+        };
+      },
+    });
+    const before = ids.map((id) => sandbox.state.followups(id).length);
+    const statuses: string[] = [];
+    // A plan fast enough that its pace lets several requests start at one instant (at the
+    // sales plan's one per second, every grant is of one slot).
+    const fast = { ratePerMinute: 600_000, burstPerSecond: 100_000, dailyCap: null };
+    const deps = { ...worker(ledger, (info) => statuses.push(info.status), fast), db: counted };
+
+    const got = await Promise.all(ids.map((id) => generate(deps, id)));
+    // Fewer asks than requests: some slots came in bulk, and their claims shared a statement.
+    expect(ledger.granted.length).toBeLessThan(4);
+    expect(ledger.granted.reduce((a, b) => a + b, 0)).toBe(4);
+    expect(claimStatements).toBeLessThan(4);
+    expect(statuses).toEqual(['2xx', '2xx', '2xx', '2xx']);
+    for (const [i, id] of ids.entries()) {
+      const made = sandbox.state.followups(id).slice(before[i]);
+      expect(made.length).toBeGreaterThan(0);
+      expect(got[i]!.map((d) => d.id)).toEqual(made.map((d) => d.id));
+      expect(await claimOf(db, id)).not.toBeNull();
+    }
   });
 });

@@ -8,6 +8,7 @@ import {
   saveFollowupAnswer,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
+import { isLive, runAsLive } from '../../src/store/livePriority.js';
 import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
@@ -98,5 +99,29 @@ describe.each(DATABASE_KINDS)('follow-up drafts of a write-back batch (%s)', (ki
     expect(await settledAt('ans_empty')).toEqual(T0);
     // No claim, nothing to settle.
     expect(await settledAt('ans_unclaimed')).toBeNull();
+  });
+
+  it('claims on the live lane, even when bulk work submitted the first claim of the batch', async () => {
+    const db = database().db.prisma;
+    for (const id of ['lane_1', 'lane_2'])
+      await upsertDiscovered(db, { callId: id, crm: 'hubspot', now: T0 });
+    const lanes: boolean[] = [];
+    const watched = new Proxy(db, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== '$queryRaw' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          lanes.push(isLive());
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as Db;
+    // adoptWritten claims from bulk work; a follow-up request's claim comes from the live lane.
+    const claims = await Promise.all([
+      claimFollowupGeneration(watched, 'lane_1', 'hubspot', T0),
+      runAsLive(() => claimFollowupGeneration(watched, 'lane_2', 'hubspot', T0)),
+    ]);
+    expect(claims).toEqual([true, true]);
+    expect(lanes).toEqual([true]);
   });
 });
