@@ -126,10 +126,9 @@ export async function writeToCrm(
         const r = followupResults.get(f.draftId);
         return r?.ok ? [{ draftId: f.draftId, crmId: r.id }] : [];
       });
-      if ((failed && !failed.ok) || w.followupsOnly) {
-        await markFollowupsWritten(db, w.callId, done, new Date(clock.now()));
-      }
       if (failed && !failed.ok) {
+        // The drafts that did go in stay recorded, so the retry does not write them again.
+        await markFollowupsWritten(db, w.callId, done, new Date(clock.now()));
         fail(w, failed.error);
         continue;
       }
@@ -155,6 +154,7 @@ async function finishCall(
   const now = new Date(clock.now());
   const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followups.map((f) => f.crmId)])];
   if (w.followupsOnly) {
+    await markFollowupsWritten(db, w.callId, followups, now);
     await db.syncStatus.update({
       where: { callId_crm: { callId: w.callId, crm } },
       data: {
@@ -182,7 +182,7 @@ async function finishCall(
       matchDecision: w.lookup.decision,
       warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
     },
-    // The drafts' CRM ids, in the same statement (marked by the caller when followupsOnly).
+    // The drafts' CRM ids, in the same statement.
     alongside: followupsWrittenUpdate(w.callId, followups, now) ?? undefined,
   });
   if (w.warnings.length > 0) {
