@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError } from '../../src/sync/states.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
+import {
+  followupsWrittenUpdate,
+  listFollowupDrafts,
+  saveFollowupDrafts,
+} from '../../src/store/followupRepo.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';
 import {
   countSyncStatusByState,
@@ -298,5 +303,42 @@ describe.each(DATABASE_KINDS)('SyncStatusRepo on %s', (kind) => {
     expect(b).toMatchObject({ created: true, record: { callId: 'each_b', participantCompany: 'Beta' } });
     expect(bad).toBeInstanceOf(Error);
     expect(await getSyncStatus(prisma, 'each_bad', 'hubspot')).toBeNull();
+  });
+
+  it('runs a write that belongs with a move in its statement, even when the move is refused', async () => {
+    const { prisma } = get().db;
+    const draft = { id: 'd1', subject: 's', body: 'b' };
+    for (const id of ['along_ok', 'along_refused']) {
+      await upsertDiscovered(prisma, { callId: id, crm: 'hubspot', now: at(0) });
+      await saveFollowupDrafts(prisma, id, [draft], at(0));
+    }
+    await transitionSyncStatus(prisma, {
+      callId: 'along_ok',
+      crm: 'hubspot',
+      to: 'writing_back',
+      now: at(1),
+    });
+    const moved = await transitionSyncStatus(prisma, {
+      callId: 'along_ok',
+      crm: 'hubspot',
+      to: 'written_back',
+      now: at(2),
+      alongside: followupsWrittenUpdate('along_ok', [{ draftId: 'd1', crmId: 'note_1' }], at(2)) ?? undefined,
+    });
+    expect(moved.state).toBe('written_back');
+    expect((await listFollowupDrafts(prisma, 'along_ok')).map((d) => d.crmId)).toEqual(['note_1']);
+
+    // discovered -> written_back is not a move the table allows: refused, the drafts still marked.
+    await expect(
+      transitionSyncStatus(prisma, {
+        callId: 'along_refused',
+        crm: 'hubspot',
+        to: 'written_back',
+        now: at(2),
+        alongside:
+          followupsWrittenUpdate('along_refused', [{ draftId: 'd1', crmId: 'note_2' }], at(2)) ?? undefined,
+      }),
+    ).rejects.toBeInstanceOf(IllegalTransitionError);
+    expect((await listFollowupDrafts(prisma, 'along_refused')).map((d) => d.crmId)).toEqual(['note_2']);
   });
 });
