@@ -82,13 +82,18 @@ export interface ActivityWrite {
   links: ActivityLinks;
 }
 
-/** One follow-up draft, already mapped. Upserted on the draft id so a replay adds nothing. */
+/**
+ * One follow-up draft, already mapped. Upserted on `key` (call id and draft id, src/mapping/draftKey.ts)
+ * so a replay adds nothing and drafts of two calls never share a record.
+ */
 export interface FollowupWrite {
   callId: string;
   draftId: string;
+  /** The upsert key, unique across calls; batches dedupe and answer by it (WriteResult.key). */
+  key: string;
   /** 'note' | 'task' (HubSpot) or 'email' | 'task' (Salesforce), from the mapping. */
   kind: 'note' | 'task' | 'email';
-  /** The external-id field (from the mapping's `id_field`); `properties` holds it set to `draftId`. */
+  /** The external-id field (from the mapping's `id_field`); `properties` holds it set to `key`. */
   idField?: string | undefined;
   properties: Record<string, string | number | boolean | null>;
   links: ActivityLinks;
@@ -109,7 +114,7 @@ export interface DealWrite {
 export interface WrittenCall {
   /** The call's activity (HubSpot call engagement, Salesforce Task), when there is one. */
   activityId?: string | undefined;
-  /** Follow-up drafts that carry the call id, each with its draft id and CRM record id. */
+  /** Follow-up drafts that carry the call id, each with its draft id (from either key form) and CRM record id. */
   followups: { draftId: string; crmId: string }[];
 }
 
@@ -168,7 +173,7 @@ export interface CrmAdapter {
    * the same call written three times leaves one activity. Batches when given several.
    */
   upsertActivities(writes: ActivityWrite[]): Promise<WriteResult[]>;
-  /** Creates or updates follow-up drafts, keyed on the draft id, linked like the activity. */
+  /** Creates or updates follow-up drafts, keyed on `FollowupWrite.key`, linked like the activity; results by that key. */
   upsertFollowups(writes: FollowupWrite[]): Promise<WriteResult[]>;
   /**
    * Updates deals (HubSpot deals, Salesforce Opportunities) by record id with their signal

@@ -7,6 +7,7 @@ import {
   withoutEmpty,
   type Doc,
 } from './evaluate.js';
+import { draftKey } from './draftKey.js';
 import { stringify } from './transforms.js';
 import type { CompiledField, Mapping, WritebackInput } from './types.js';
 
@@ -24,7 +25,10 @@ export async function buildActivity(mapping: Mapping, input: WritebackInput): Pr
   return { callId: input.call.id, idField: target.idField, properties, links: linksOf(input.lookup) };
 }
 
-/** One write per follow-up draft, keyed on the draft id; none when the mapping has no `followups`. */
+/**
+ * One write per follow-up draft, keyed on the call id and draft id (draftKey.ts); none when the
+ * mapping has no `followups`.
+ */
 export async function buildFollowups(mapping: Mapping, input: WritebackInput): Promise<FollowupWrite[]> {
   const target = mapping.writeback.followups;
   if (target === null) return [];
@@ -38,11 +42,13 @@ export async function buildFollowups(mapping: Mapping, input: WritebackInput): P
       { ...base, followup: withoutEmpty(draft) },
       input,
     );
-    properties[target.idField] = draft.id;
+    const key = draftKey(input.call.id, draft.id);
+    properties[target.idField] = key;
     if (callIdField) properties[callIdField] = input.call.id;
     writes.push({
       callId: input.call.id,
       draftId: draft.id,
+      key,
       kind: target.kind,
       idField: target.idField,
       properties,

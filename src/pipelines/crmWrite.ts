@@ -113,7 +113,7 @@ export async function writeToCrm(
   }
   live = live.filter((w) => !results.has(w.item.jobId));
   const followupResults = await settleEach(
-    followups.map((f) => f.draftId),
+    followups.map((f) => f.key),
     () => deps.crm.upsertFollowups(followups),
   );
 
@@ -121,9 +121,9 @@ export async function writeToCrm(
   for (const w of live) {
     try {
       const mine = followups.filter((f) => f.callId === w.callId);
-      const failed = mine.map((f) => followupResults.get(f.draftId)).find((r) => r && !r.ok);
+      const failed = mine.map((f) => followupResults.get(f.key)).find((r) => r && !r.ok);
       const done = mine.flatMap((f) => {
-        const r = followupResults.get(f.draftId);
+        const r = followupResults.get(f.key);
         return r?.ok ? [{ draftId: f.draftId, crmId: r.id }] : [];
       });
       if (failed && !failed.ok) {

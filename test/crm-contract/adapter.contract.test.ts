@@ -16,6 +16,7 @@ import {
   lookupFieldsFor,
   requiredFields,
 } from '../../src/mapping/index.js';
+import { draftKey } from '../../src/mapping/draftKey.js';
 import { linksOf, writtenQueryFor } from '../../src/mapping/writeback.js';
 import { outcomeOf } from '../../src/pipelines/outcome.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
@@ -150,7 +151,34 @@ describe.each([
       expect(notes.every((n) => n.ok)).toBe(true);
     }
     expect((await driver.activities()).filter((a) => a.key === call.id)).toHaveLength(1);
-    expect((await driver.followups()).map((f) => f.key).sort()).toEqual(['d-1', 'd-2']);
+    expect((await driver.followups()).map((f) => f.key).sort()).toEqual(
+      ['d-1', 'd-2'].map((d) => draftKey(call.id, d)),
+    );
+  });
+
+  // Issue 22, defect 5: the Service promises no draft id unique across calls.
+  it('keeps drafts of two calls that share draft ids apart, in one batch, and finds each call its own', async () => {
+    const found = await lookup({ email: 'walt@wayne.example' });
+    const inputs = ['a', 'b'].map((n) => ({
+      call: { id: `call-same-drafts-${n}-${driver.crm}`, created_at: '2026-11-20T10:00:00Z' },
+      analysis: null,
+      followups: [{ id: 'fu-1', subject: `Thanks ${n}`, body: `For call ${n}`, to: [] }],
+      lookup: found,
+    }));
+    const adapter = driver.adapter();
+    await adapter.upsertActivities(await Promise.all(inputs.map((i) => buildActivity(mapping(), i))));
+    const writes = (await Promise.all(inputs.map((i) => buildFollowups(mapping(), i)))).flat();
+    const results = await adapter.upsertFollowups(writes);
+    expect(results.map((r) => r.ok)).toEqual([true, true]);
+    const ids = results.map((r) => (r.ok ? r.id : ''));
+    expect(new Set(ids).size).toBe(2);
+    const held = await adapter.findWritten(
+      inputs.map((i) => i.call.id),
+      writtenQueryFor(mapping()),
+    );
+    inputs.forEach((input, n) =>
+      expect(held.get(input.call.id)?.followups).toEqual([{ draftId: 'fu-1', crmId: ids[n] }]),
+    );
   });
 
   it('finds what it holds for a call (the activity and its drafts), and nothing for an unknown one', async () => {

@@ -87,6 +87,7 @@ function followup(i: number, l: CrmLookup): FollowupWrite {
   return {
     callId: `backfill-${i}`,
     draftId: `backfill-draft-${i}`,
+    key: `backfill-draft-${i}`,
     kind: 'note',
     properties: { hs_note_body: `<p>Next steps for call ${i}</p>` },
     links: links(l),

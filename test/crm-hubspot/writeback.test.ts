@@ -144,6 +144,7 @@ describe('HubSpot adapter write-back (real SDK against the sandbox)', () => {
     const note: FollowupWrite = {
       callId: 'call-1',
       draftId: 'draft-1',
+      key: 'draft-1',
       kind: 'note',
       properties: { hs_note_body: '<p>Send the pricing sheet</p>' },
       links: {
@@ -181,6 +182,7 @@ describe('HubSpot adapter write-back (real SDK against the sandbox)', () => {
       {
         callId: 'call-2',
         draftId: 'draft-task-1',
+        key: 'draft-task-1',
         kind: 'task',
         properties: { hs_task_subject: 'Call back', hs_task_status: 'NOT_STARTED' },
         links: { contactId: sb.state.refs.contacts.dana },

@@ -21,6 +21,7 @@ function draft(callId: string, n: number): FollowupWrite {
   return {
     callId,
     draftId,
+    key: draftId,
     kind: 'note',
     properties: { hs_note_body: 'Follow-up', crmsync_followup_id: draftId, crmsync_call_id: callId },
     links: {},

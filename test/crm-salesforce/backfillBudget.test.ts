@@ -98,6 +98,7 @@ function followup(i: number, l: CrmLookup): FollowupWrite {
   return {
     callId: `backfill-${i}`,
     draftId,
+    key: draftId,
     kind: 'email',
     idField: 'CrmSync_Followup_Id__c',
     properties: { CrmSync_Followup_Id__c: draftId, Subject: `Next steps ${i}`, TextBody: 'Hi, …' },

@@ -189,6 +189,7 @@ describe('Salesforce write-back', () => {
     const draft = {
       callId: 'call-1',
       draftId: 'draft-1',
+      key: 'draft-1',
       kind: 'email' as const,
       properties: { Subject: 'Next steps', TextBody: 'Hi Bob, …', ToAddress: 'bob.smith@acme.example' },
       links,
@@ -208,8 +209,8 @@ describe('Salesforce write-back', () => {
     });
 
     const [task, note] = await adapter.upsertFollowups([
-      { ...draft, draftId: 'draft-2', kind: 'task', properties: { Subject: 'Send the proposal' } },
-      { ...draft, draftId: 'draft-3', kind: 'note' },
+      { ...draft, draftId: 'draft-2', key: 'draft-2', kind: 'task', properties: { Subject: 'Send the proposal' } },
+      { ...draft, draftId: 'draft-3', key: 'draft-3', kind: 'note' },
     ]);
     expect(task).toMatchObject({ ok: true, created: true });
     expect(note).toMatchObject({ key: 'draft-3', ok: false });

@@ -23,6 +23,7 @@ function draft(callId: string, n: number): FollowupWrite {
   return {
     callId,
     draftId,
+    key: draftId,
     kind: 'email',
     idField: 'CrmSync_Followup_Id__c',
     properties: {

@@ -31,6 +31,7 @@ import {
   hubspotLinks,
   hubspotNotes,
   pushedContexts,
+  noteDraftId,
 } from './readback.js';
 
 const DANA = { name: 'Dana Deals', email: 'dana@umbrella.example', company: 'Umbrella Inc' };
@@ -131,7 +132,7 @@ describe('worker + HubSpot, end to end', () => {
       expect(followupGenerations(svc, callId)).toBe(1);
       const drafts = draftIds(svc, callId);
       const notes = hubspotNotes(hs, drafts);
-      expect(notes.map((n) => n.properties.crmsync_followup_id).sort()).toEqual([...drafts].sort());
+      expect(notes.map(noteDraftId).sort()).toEqual([...drafts].sort());
       for (const note of notes) {
         expect(String(note.properties.hs_note_body)).toContain('Follow-up draft (not sent)');
         expect(hubspotLinks(hs, 'notes', note.id)).toMatchObject({ contacts: [contact], deals: [deal] });

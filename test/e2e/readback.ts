@@ -2,6 +2,7 @@
  * Reads what the worker wrote, straight from the in-process sandboxes: the Service's pushed
  * contexts and generated drafts, the CRM records and their links.
  */
+import { draftIdOfKey } from '../../src/mapping/draftKey.js';
 import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
@@ -49,8 +50,14 @@ export function hubspotCallEngagements(hs: HubSpotSandbox, callId?: string) {
 
 export function hubspotNotes(hs: HubSpotSandbox, followupIds?: string[]) {
   return [...hs.state.store.objects.notes.values()].filter(
-    (o) => followupIds === undefined || followupIds.includes(String(o.properties.crmsync_followup_id)),
+    (o) => followupIds === undefined || followupIds.includes(noteDraftId(o)),
   );
+}
+
+/** The Service draft id a note was written for (its key is the call id and the draft id). */
+export function noteDraftId(note: { properties: Record<string, unknown> }): string {
+  const { crmsync_followup_id: key, crmsync_call_id: callId } = note.properties;
+  return draftIdOfKey(String(key), String(callId ?? ''));
 }
 
 /** Ids an engagement is linked to, by target type. */
@@ -72,9 +79,12 @@ export function salesforceTasks(sf: SalesforceSandbox, callId: string) {
 }
 
 export function salesforceEmails(sf: SalesforceSandbox, followupIds: string[]) {
-  return sf.state.store
-    .all('EmailMessage')
-    .filter((e) => followupIds.includes(String(e.CrmSync_Followup_Id__c)));
+  return sf.state.store.all('EmailMessage').filter((e) => followupIds.includes(emailDraftId(e)));
+}
+
+/** The Service draft id a draft EmailMessage was written for. */
+export function emailDraftId(email: Record<string, unknown>): string {
+  return draftIdOfKey(String(email.CrmSync_Followup_Id__c), String(email.CrmSync_Call_Id__c ?? ''));
 }
 
 export function salesforceId(

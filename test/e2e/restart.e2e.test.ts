@@ -30,6 +30,7 @@ import {
   hubspotActivityCounts,
   hubspotCallEngagements,
   hubspotNotes,
+  noteDraftId,
 } from './readback.js';
 
 const PEOPLE = [
@@ -90,7 +91,7 @@ async function expectEachCallOnce(): Promise<string[]> {
       {
         describe: async () => ({
           drafts: draftIds(svc, id),
-          notes: hubspotNotes(hs, draftIds(svc, id)).map((n) => n.properties.crmsync_followup_id),
+          notes: hubspotNotes(hs, draftIds(svc, id)).map(noteDraftId),
           sync: await worker?.get(`/admin/calls/${id}`).catch((err: unknown) => String(err)),
         }),
       },

@@ -15,6 +15,7 @@ import {
   salesforceEmails,
   salesforceId,
   salesforceTasks,
+  emailDraftId,
 } from './readback.js';
 import { startSalesforceStack, type E2eStack } from './stack.js';
 
@@ -100,7 +101,7 @@ describe('worker + Salesforce, end to end', () => {
     );
     expect(emails).toHaveLength(danaDrafts.length);
     for (const email of emails) {
-      const draft = danaDrafts.find((d) => d.id === email.CrmSync_Followup_Id__c)!;
+      const draft = danaDrafts.find((d) => d.id === emailDraftId(email))!;
       expect(email).toMatchObject({
         Status: '5',
         RelatedToId: labSupplies,

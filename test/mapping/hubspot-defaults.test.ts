@@ -99,6 +99,8 @@ describe('shipped HubSpot mapping', () => {
       {
         callId: 'call_01HZX4',
         draftId: 'fu_7781',
+        // The upsert key: the call id and the draft id (src/mapping/draftKey.ts).
+        key: 'call_01HZX4:fu_7781',
         kind: 'note',
         idField: 'crmsync_followup_id',
         links: { contactId: '51', contactType: 'contact', companyId: '801', dealId: '3001' },
@@ -108,7 +110,7 @@ describe('shipped HubSpot mapping', () => {
             'Follow-up draft (not sent): Next steps after today&#39;s call<br><br>' +
             'To: dana@northwind.example, cfo@northwind.example<br><br>' +
             'Hi Dana,<br><br>Thanks for your time. Attached is our SOC 2 report.<br><br>Best,<br>Sam',
-          crmsync_followup_id: 'fu_7781',
+          crmsync_followup_id: 'call_01HZX4:fu_7781',
           // The call's id: how a fresh database finds the drafts already written (findWritten).
           crmsync_call_id: 'call_01HZX4',
         },

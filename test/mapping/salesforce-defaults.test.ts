@@ -107,13 +107,18 @@ describe('shipped Salesforce mapping', () => {
       lookup,
     });
     expect(writes).toHaveLength(1);
-    expect(writes[0]).toMatchObject({ kind: 'email', draftId: 'fu_7781', idField: 'CrmSync_Followup_Id__c' });
+    expect(writes[0]).toMatchObject({
+      kind: 'email',
+      draftId: 'fu_7781',
+      key: 'call_01HZX4:fu_7781',
+      idField: 'CrmSync_Followup_Id__c',
+    });
     expect(writes[0]?.properties).toEqual({
       Subject: "Next steps after today's call",
       TextBody: 'Hi Dana,\n\nThanks for your time. Attached is our SOC 2 report.\n\nBest,\nSam',
       ToAddress: 'dana@northwind.example; cfo@northwind.example',
       Status: '5',
-      CrmSync_Followup_Id__c: 'fu_7781',
+      CrmSync_Followup_Id__c: 'call_01HZX4:fu_7781',
       // The call's id: how a fresh database finds the drafts already written (findWritten).
       CrmSync_Call_Id__c: 'call_01HZX4',
     });

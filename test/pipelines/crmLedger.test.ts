@@ -41,6 +41,7 @@ beforeAll(async () => {
     ['d1', 'd2'].map((draftId) => ({
       callId: 'old',
       draftId,
+      key: draftId,
       kind: 'note' as const,
       properties: { crmsync_followup_id: draftId, crmsync_call_id: 'old', hs_note_body: 'x' },
       links: {},

@@ -13,6 +13,7 @@ import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubs
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { completeCall, createCall } from '../e2e/harness.js';
+import { noteDraftId } from '../e2e/readback.js';
 import {
   adminPost,
   ROOMY_LIMITS,
@@ -155,8 +156,6 @@ describe('follow-up generation when the Service fails', { timeout: 120_000 }, ()
     const notes = [...hs.state.store.objects.notes.values()].filter(
       (n) => n.properties.crmsync_call_id === id && n.properties.crmsync_followup_id,
     );
-    expect(notes.map((n) => n.properties.crmsync_followup_id).sort()).toEqual(
-      generated.map((d) => d.id).sort(),
-    );
+    expect(notes.map(noteDraftId).sort()).toEqual(generated.map((d) => d.id).sort());
   });
 });

@@ -120,7 +120,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
       // Notes need hs_timestamp; a draft is timestamped when written unless the mapping set it.
       const now = new Date(clock.now()).toISOString();
       const item = (w: FollowupWrite): WriteItem => ({
-        key: w.draftId,
+        key: w.key,
         properties: { hs_timestamp: now, ...props(w.properties) },
         links: w.links,
       });
@@ -136,7 +136,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
         for (const [k, v] of await upsertAndLink(run, objectType, idProperty, group.map(item), links))
           results.set(k, v);
       }
-      return inOrder(writes, (w) => w.draftId, results);
+      return inOrder(writes, (w) => w.key, results);
     },
 
     updateDeals(writes) {

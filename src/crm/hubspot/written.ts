@@ -1,3 +1,4 @@
+import { draftIdOfKey } from '../../mapping/draftKey.js';
 import type { WrittenCall, WrittenQuery } from '../types.js';
 import { searchGroups } from './batchReads.js';
 import type { Runner } from './runner.js';
@@ -49,8 +50,8 @@ export async function findWrittenCalls(
   for (const [callId, records] of found) {
     const written = out.get(callId)!;
     for (const r of records) {
-      const draftId = r.properties[idField];
-      if (draftId) written.followups.push({ draftId, crmId: r.id });
+      const key = r.properties[idField];
+      if (key) written.followups.push({ draftId: draftIdOfKey(key, callId), crmId: r.id });
     }
   }
   return out;

@@ -223,7 +223,7 @@ export async function upsertActivities(
 }
 
 /**
- * Follow-up drafts keyed on the draft id: kind 'email' is a draft EmailMessage (Status '5' unless
+ * Follow-up drafts keyed on `key` (call id and draft id): kind 'email' is a draft EmailMessage (Status '5' unless
  * the mapping says otherwise) related to the deal or account; kind 'task' is a Task to do.
  * Kind 'note' is HubSpot's and is refused here.
  */
@@ -236,7 +236,7 @@ export async function upsertFollowups(
   const jobs = writes
     .filter((w) => w.kind === 'email' || w.kind === 'task')
     .map((w) => ({
-      write: { key: w.draftId, properties: w.properties, links: w.links },
+      write: { key: w.key, properties: w.properties, links: w.links },
       target:
         w.kind === 'email'
           ? {
@@ -259,9 +259,9 @@ export async function upsertFollowups(
     }));
   const results = await upsertTargets(ctx, known, jobs);
   return writes.map((w): WriteResult => {
-    const found = w.kind === 'note' ? undefined : results.get(w.draftId.toLowerCase());
-    if (found) return { ...found, key: w.draftId };
+    const found = w.kind === 'note' ? undefined : results.get(w.key.toLowerCase());
+    if (found) return { ...found, key: w.key };
     const msg = `follow-up kind '${w.kind}' is not available on Salesforce (use 'email' or 'task')`;
-    return { key: w.draftId, ok: false, error: new CrmRejectedError(msg, 'salesforce') };
+    return { key: w.key, ok: false, error: new CrmRejectedError(msg, 'salesforce') };
   });
 }

@@ -1,4 +1,5 @@
 import type { Record as SfRecord } from 'jsforce';
+import { draftIdOfKey } from '../../mapping/draftKey.js';
 import type { WrittenCall, WrittenQuery } from '../types.js';
 import { queryRecords, type SalesforceContext } from './context.js';
 import { packTerms } from './soqlBatch.js';
@@ -35,8 +36,8 @@ export async function findWrittenCalls(
   const found = await rowsWhereIn(ctx, object, callField, ['Id', idField, callField], [...out.keys()]);
   for (const [callId, rows] of found) {
     for (const row of rows) {
-      const draftId = valueOf(row, idField);
-      if (draftId) out.get(callId)!.followups.push({ draftId, crmId: row.Id! });
+      const key = valueOf(row, idField);
+      if (key) out.get(callId)!.followups.push({ draftId: draftIdOfKey(key, callId), crmId: row.Id! });
     }
   }
   return out;
