@@ -11,12 +11,22 @@ import type { ActivityLinks } from './types.js';
 export interface LinkMove {
   /** The Service call id: the key of the result. */
   callId: string;
-  /** The activity's CRM id (HubSpot call engagement, Salesforce Task). */
+  /** The record's CRM id: the activity's (HubSpot call engagement, Salesforce Task), or a draft's. */
   activityId: string;
+  /**
+   * Which record moves: the call's activity (default), or one of its follow-up drafts of that kind
+   * (`rematch` moves the drafts with the activity).
+   */
+  record?: 'activity' | 'note' | 'task' | 'email' | undefined;
   /** The records the last decision linked it to. */
   from: ActivityLinks;
   /** The records the new decision chose. */
   to: ActivityLinks;
+  /**
+   * Make its links equal `to`: every other contact, company or deal link is removed, not only
+   * those `from` names. A re-write does this (src/crm/hubspot/writeback.ts); rematch does not.
+   */
+  exact?: boolean | undefined;
 }
 
 export type LinkMoveResult =
@@ -71,10 +81,11 @@ export interface AssociationPlan {
 /**
  * The association writes that take an engagement from `from` to `to`, given the ids it is linked
  * to now (per kind): the new record linked where it is not yet, the old one unlinked where it is
- * still linked. Kinds with nothing to do are left out.
+ * still linked (with `exact`, every linked record other than the new one). Kinds with nothing to
+ * do are left out.
  */
 export function planAssociations(
-  move: Pick<LinkMove, 'from' | 'to'>,
+  move: Pick<LinkMove, 'from' | 'to' | 'exact'>,
   current: Record<LinkKind, readonly string[]>,
 ): AssociationPlan[] {
   return LINK_KINDS.flatMap((kind) => {
@@ -82,7 +93,8 @@ export function planAssociations(
     const next = linkOf(move.to, kind);
     const now = current[kind];
     const create = next !== undefined && !now.includes(next) ? next : undefined;
-    const archive = old !== undefined && old !== next && now.includes(old) ? [old] : [];
+    const stale = move.exact ? now.filter((id) => id !== next) : old !== next && old ? [old] : [];
+    const archive = [...new Set(stale.filter((id) => now.includes(id)))];
     return create === undefined && archive.length === 0 ? [] : [{ kind, create, archive }];
   });
 }
@@ -99,14 +111,15 @@ export interface TaskLinks {
  * as the write-back sets it. Salesforce answers 18-character ids, so ids compare exactly.
  */
 export function planTaskUpdate(
-  move: Pick<LinkMove, 'from' | 'to'>,
+  move: Pick<LinkMove, 'from' | 'to' | 'exact'>,
   current: TaskLinks,
 ): Partial<TaskLinks> | null {
   const whatOf = (l: ActivityLinks) =>
     l.contactType === 'lead' ? undefined : (linkOf(l, 'deal') ?? linkOf(l, 'company'));
   const wanted = (next: string | undefined, old: string | undefined, now: string | null) =>
-    // With no new record, the old one is cleared only if the Task still names it (ours to remove).
-    next ?? (old !== undefined && now === old ? null : now);
+    // With no new record, the old one is cleared only if the Task still names it (ours to remove),
+    // or whatever it names when the move is exact.
+    next ?? (move.exact || (old !== undefined && now === old) ? null : now);
   const who = wanted(linkOf(move.to, 'contact'), linkOf(move.from, 'contact'), current.WhoId);
   const what =
     move.to.contactType === 'lead' ? null : wanted(whatOf(move.to), whatOf(move.from), current.WhatId);

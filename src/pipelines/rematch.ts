@@ -1,8 +1,8 @@
 /**
  * `crm-sync rematch --since DATE`: runs the match rules again for calls already written, and
  * where the decision now names another contact, company or deal, moves the call's activity there
- * (the adapter links the new records and unlinks the old), then records the move on the call (new
- * ids and decision, a history line). The CRM's current links are compared with the new decision
+ * (the adapter links the new records and unlinks the old), with its follow-up drafts, then records
+ * the move on the call (new ids and decision, a history line). The CRM's current links are compared with the new decision
  * before any write, and the call's row is updated only after the CRM write, so a second run, or a
  * run after a crash half-way, writes nothing that is already in place.
  *
@@ -100,7 +100,10 @@ export async function runRematch(deps: RematchDeps, options: RematchOptions): Pr
 interface Planned {
   row: SyncStatusRecord;
   lookup: CrmLookup;
+  /** The activity's move. */
   move: LinkMove;
+  /** Its drafts' moves: they were linked to the same records, and follow the activity. */
+  drafts: LinkMove[];
   /** What moves, as the summary and the history line say it. */
   change: string;
 }
@@ -143,24 +146,29 @@ async function rematchPage(
       fail(row.callId, change, 'no CRM record matches it now; its links are kept');
       continue;
     }
+    const record = deps.mapping.writeback.followups?.kind;
     planned.push({
       row,
       lookup,
       change,
       move: { callId: row.callId, activityId: row.crmActivityId!, from, to },
+      drafts: record
+        ? row.crmFollowupIds.map((id) => ({ callId: row.callId, activityId: id, record, from, to }))
+        : [],
     });
   }
   if (planned.length === 0) return;
-  let results: LinkMoveResult[];
+  let moved: LinkMoveResult[];
   try {
-    results = await deps.crm.moveActivityLinks(
-      planned.map((p) => p.move),
+    moved = await deps.crm.moveActivityLinks(
+      planned.flatMap((p) => [p.move, ...p.drafts]),
       { dryRun: summary.dryRun },
     );
   } catch (error) {
     for (const p of planned) fail(p.row.callId, p.change, error);
     return;
   }
+  const results = perCall(planned, moved);
   const dealMoves: { callId: string; dealId: string | null }[] = [];
   for (const [i, { row, lookup, change, move }] of planned.entries()) {
     const result = results[i];
@@ -204,6 +212,23 @@ async function rematchPage(
   if (dealMoves.length > 0 && dealTarget(deps.mapping)) {
     await moveDealCalls(deps.db, { crm: deps.crmName, moves: dealMoves, now: new Date(deps.clock.now()) });
   }
+}
+
+/**
+ * One result per planned call from the results of its activity's and drafts' moves, in the order
+ * they were asked: the first failure, else the writes summed. The call's row records the new
+ * links only when all of them moved; a rerun then moves what is left.
+ */
+function perCall(planned: Planned[], moved: LinkMoveResult[]): (LinkMoveResult | undefined)[] {
+  let at = 0;
+  return planned.map((p) => {
+    const mine = moved.slice(at, at + 1 + p.drafts.length);
+    at += 1 + p.drafts.length;
+    if (mine.length < 1 + p.drafts.length) return undefined;
+    const failed = mine.find((r) => !r.ok);
+    if (failed) return failed;
+    return { key: p.row.callId, ok: true, writes: mine.reduce((n, r) => n + (r.ok ? r.writes : 0), 0) };
+  });
 }
 
 const progressOf = (s: RematchSummary): RematchProgress => ({

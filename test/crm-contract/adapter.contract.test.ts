@@ -291,6 +291,38 @@ describe.each([
     expect(back[0]).toMatchObject({ ok: true, writes: expect.toSatisfy((n: number) => n > 0) as number });
   });
 
+  it('moves a follow-up draft as it moves the activity (rematch moves them together)', async () => {
+    const walt = { email: 'walt@wayne.example' };
+    const soonest = await lookup(walt);
+    const latest = await driver
+      .adapter()
+      .lookup(walt, lookupFieldsFor(mapping()), { orderBy: 'close_date_desc', limit: 3 });
+    const call = {
+      id: `call-draft-moved-${driver.crm}`,
+      created_at: '2026-11-22T10:00:00Z',
+      participant: walt,
+    };
+    const followups = [{ id: 'fu-moved', subject: 'Next steps', body: 'Hi', to: [] }];
+    const [draft] = await driver
+      .adapter()
+      .upsertFollowups(await buildFollowups(mapping(), { call, analysis: null, followups, lookup: soonest }));
+    if (!draft?.ok) throw new Error('draft not written');
+    const move = {
+      callId: call.id,
+      activityId: draft.id,
+      record: mapping().writeback.followups!.kind,
+      from: linksOf(soonest),
+      to: linksOf(latest),
+    };
+    const [first] = await driver.adapter().moveActivityLinks([move]);
+    expect(first).toMatchObject({
+      key: call.id,
+      ok: true,
+      writes: expect.toSatisfy((n: number) => n > 0) as number,
+    });
+    expect(await driver.adapter().moveActivityLinks([move])).toEqual([{ key: call.id, ok: true, writes: 0 }]);
+  });
+
   it("recovers from the CRM's rate limit: the write waits, then lands once", async () => {
     const adapter = driver.adapterOnFakeClock();
     const input = {

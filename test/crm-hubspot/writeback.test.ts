@@ -68,6 +68,32 @@ describe('HubSpot adapter write-back (real SDK against the sandbox)', () => {
     expect(total(sb)).toBe(12);
   });
 
+  // Issue 22, defect 8: a replay after the match changed must not leave the call on two deals.
+  it("makes a re-written engagement's links equal the current match: stale ones archived", async () => {
+    const { contacts, companies, deals } = sb.state.refs;
+    const [first] = await adapter.upsertActivities([call('moved-1', sb)]);
+    const id = (first as { id: string }).id;
+    // Linked by hand meanwhile to a second deal: the write-back owns this engagement's links.
+    await adapter.moveActivityLinks([
+      { callId: 'moved-1', activityId: id, from: {}, to: { dealId: deals.acmeExpansion } },
+    ]);
+    const rewrite = call('moved-1', sb);
+    rewrite.links = { contactId: contacts.bob, companyId: companies.acme, dealId: deals.acmeExpansion };
+    const [again] = await adapter.upsertActivities([rewrite]);
+    expect(again).toMatchObject({ ok: true, created: false });
+    expect(linksOf('calls', id)).toEqual(
+      [
+        `contacts:${contacts.bob}:194`,
+        `companies:${companies.acme}:182`,
+        `deals:${deals.acmeExpansion}:206`,
+      ].sort(),
+    );
+    // Without a deal in the match now, the call is on none.
+    const [third] = await adapter.upsertActivities([{ ...rewrite, links: { contactId: contacts.bob } }]);
+    expect(third).toMatchObject({ ok: true });
+    expect(linksOf('calls', id)).toEqual([`contacts:${contacts.bob}:194`]);
+  });
+
   it("upserts on the mapping's idField, which the properties carry too", async () => {
     const w = { ...call('mapped-1', sb, { crmsync_call_id: 'mapped-1' }), idField: 'crmsync_call_id' };
     await adapter.upsertActivities([w]);

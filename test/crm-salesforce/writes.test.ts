@@ -209,7 +209,13 @@ describe('Salesforce write-back', () => {
     });
 
     const [task, note] = await adapter.upsertFollowups([
-      { ...draft, draftId: 'draft-2', key: 'draft-2', kind: 'task', properties: { Subject: 'Send the proposal' } },
+      {
+        ...draft,
+        draftId: 'draft-2',
+        key: 'draft-2',
+        kind: 'task',
+        properties: { Subject: 'Send the proposal' },
+      },
       { ...draft, draftId: 'draft-3', key: 'draft-3', kind: 'note' },
     ]);
     expect(task).toMatchObject({ ok: true, created: true });

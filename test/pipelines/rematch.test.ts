@@ -8,6 +8,7 @@ import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
 import type { CrmAdapter, CrmLookup } from '../../src/crm/types.js';
 import {
   buildActivity,
+  buildFollowups,
   dealRuleFor,
   linksOf,
   loadMappings,
@@ -163,6 +164,50 @@ describe('runRematch', () => {
     const second = await runRematch(deps, { since: new Date('2026-03-01T00:00:00Z') });
     expect(second).toMatchObject({ moved: 0, unchanged: 3, failed: 2 });
   });
+  // Issue 22, defect 8: the drafts were linked where the activity was; they move with it.
+  it("moves the call's follow-up drafts with its activity", async () => {
+    const db = get().db.prisma;
+    const { deals } = hs.state.refs;
+    const email = 'jane.doe@acme.example';
+    await written(db, 'jane-drafts', email);
+    const lookup = await crm.lookup({ email }, lookupFieldsFor(mapping), dealRuleFor(mapping));
+    const call = { id: 'jane-drafts', created_at: T0.toISOString(), participant: { email } };
+    const followups = [
+      { id: 'fu-1', subject: 'Thanks', body: 'Hi', to: [] },
+      { id: 'fu-2', subject: 'Pricing', body: 'As discussed', to: [] },
+    ];
+    const notes = await crm.upsertFollowups(
+      await buildFollowups(mapping, { call, analysis: null, followups, lookup }),
+    );
+    const noteIds = notes.map((n) => (n.ok ? n.id : ''));
+    await db.syncStatus.update({
+      where: { callId_crm: { callId: 'jane-drafts', crm: 'hubspot' } },
+      data: { crmFollowupIds: noteIds },
+    });
+    const dealsOf = (type: string, id: string) =>
+      hs.state.store.associations
+        .filter((a) => a.fromType === type && a.fromId === id && a.toType === 'deals')
+        .map((a) => a.toId);
+    expect(noteIds.map((id) => dealsOf('notes', id))).toEqual([[deals.acmeAddon], [deals.acmeAddon]]);
+
+    const largest: Mapping = { ...mapping, dealRule: { orderBy: 'amount_desc', limit: 3 } };
+    const deps = {
+      db,
+      crmName: 'hubspot' as const,
+      crm,
+      mapping: largest,
+      clock: new FakeClock(T0.getTime()),
+    };
+    const summary = await runRematch(deps, { since: new Date('2026-03-01T00:00:00Z') });
+    expect(summary.calls.find((c) => c.callId === 'jane-drafts')).toMatchObject({
+      outcome: 'moved',
+      detail: '6 CRM write(s)', // a link made and one archived, for the activity and each draft
+    });
+    const activityId = (await getSyncStatus(db, 'jane-drafts', 'hubspot'))!.crmActivityId!;
+    expect(dealsOf('calls', activityId)).toEqual([deals.acmeExpansion]);
+    expect(noteIds.map((id) => dealsOf('notes', id))).toEqual([[deals.acmeExpansion], [deals.acmeExpansion]]);
+  });
+
   it('stops at a CRM-wide refusal (credentials) instead of failing every page the same way', async () => {
     const db = get().db.prisma;
     await written(db, 'auth-1', 'walt@wayne.example');

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { silentLogger } from '../../log/logger.js';
 import { systemClock, type Clock } from '../../util/clock.js';
+import type { LinkMoveResult } from '../relink.js';
 import {
   DEFAULT_DEAL_RULE,
   type ActivityWrite,
@@ -18,7 +19,8 @@ import { createRunner } from './runner.js';
 import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.js';
 import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
-import { upsertAndLink, type LinkTypes, type WriteItem } from './writeback.js';
+import { CALL_LINKS, engagementOf } from './linkTypes.js';
+import { upsertAndLink, type WriteItem } from './writeback.js';
 import { findWrittenCalls } from './written.js';
 import { readDeals, updateDeals } from './deals.js';
 import { moveEngagementLinks } from './relink.js';
@@ -49,11 +51,6 @@ export interface HubSpotAdapterDeps {
     onResponse: (headers: Record<string, string>) => void,
   ) => HubSpotApi;
 }
-
-// Association type ids (HUBSPOT_DEFINED, SDK AssociationTypes enum).
-const CALL_LINKS: LinkTypes = { contact: 194, company: 182, deal: 206 };
-const NOTE_LINKS: LinkTypes = { contact: 202, company: 190, deal: 214 };
-const TASK_LINKS: LinkTypes = { contact: 204, company: 192, deal: 216 };
 
 /** The HubSpot CrmAdapter, over the official SDK. */
 export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
@@ -124,15 +121,14 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
         properties: { hs_timestamp: now, ...props(w.properties) },
         links: w.links,
       });
-      // HubSpot has no email drafts through this API: an 'email' follow-up is kept as a note.
       const groups = groupBy(
         writes,
-        (w) => `${w.kind === 'task' ? 'tasks' : 'notes'} ${w.idField ?? followupIdProperty}`,
+        (w) => `${engagementOf(w.kind).objectType} ${w.idField ?? followupIdProperty}`,
       );
       const results = new Map<string, WriteResult>();
-      for (const [groupKey, group] of groups) {
-        const [objectType = 'notes', idProperty = followupIdProperty] = groupKey.split(' ');
-        const links = objectType === 'tasks' ? TASK_LINKS : NOTE_LINKS;
+      for (const group of groups.values()) {
+        const { objectType, links } = engagementOf(group[0]!.kind);
+        const idProperty = group[0]!.idField ?? followupIdProperty;
         for (const [k, v] of await upsertAndLink(run, objectType, idProperty, group.map(item), links))
           results.set(k, v);
       }
@@ -156,8 +152,25 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
       return findWrittenCalls(run, callIds, query, { callIdProperty, followupIdProperty });
     },
 
-    moveActivityLinks(moves, options) {
-      return moveEngagementLinks(run, 'calls', CALL_LINKS, moves, options);
+    async moveActivityLinks(moves, options) {
+      // One pass per object type (the call engagements, and drafts' notes or tasks); results in order.
+      const byType = groupBy(
+        moves.map((move, at) => ({ move, at })),
+        ({ move }) => engagementOf(move.record).objectType,
+      );
+      const results: LinkMoveResult[] = [];
+      for (const group of byType.values()) {
+        const { objectType, links } = engagementOf(group[0]!.move.record);
+        const done = await moveEngagementLinks(
+          run,
+          objectType,
+          links,
+          group.map((g) => g.move),
+          options,
+        );
+        group.forEach(({ at }, i) => (results[at] = done[i]!));
+      }
+      return results;
     },
 
     verifySetup(required: FieldRequirement[], options = {}) {

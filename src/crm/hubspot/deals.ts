@@ -3,7 +3,7 @@ import type { DealWrite, WriteResult } from '../types.js';
 import { readObjects } from './batchReads.js';
 import type { Runner } from './runner.js';
 import type { WriteValue } from './values.js';
-import { BATCH_SIZE } from './writeback.js';
+import { BATCH_SIZE } from './linkTypes.js';
 
 /**
  * Deal signals: `POST /crm/v3/objects/deals/batch/update`, 100 deals per request ("Update a batch

@@ -11,17 +11,18 @@ import {
 import { associationsOf } from './batchReads.js';
 import type { Runner } from './runner.js';
 import type { BatchError } from './sdk.js';
-import { BATCH_SIZE, type LinkTypes } from './writeback.js';
+import { BATCH_SIZE, type LinkTypes } from './linkTypes.js';
 
 const TO_TYPE: Record<LinkKind, string> = { contact: 'contacts', company: 'companies', deal: 'deals' };
 
 /**
- * `moveActivityLinks` on HubSpot: the engagements' links are read with one v4 batch read per
- * linked type, then the new links are created (v4 batch create, as the write-back links) before
- * the old ones are archived (v4 batch archive, "Associations v4 > Batch > Delete"), per type and
- * in batches of 100: a run that stops in between leaves the activity on both records, never on
- * neither, and the next run only archives. Archive removes every type id between the two records,
- * which is what a move means.
+ * `moveActivityLinks` on HubSpot, for engagements of one object type: their links are read with
+ * one v4 batch read per linked type, then the new links are created (v4 batch create, as the
+ * write-back links) before the old ones are archived (v4 batch archive, "Associations v4 > Batch >
+ * Delete"), per type and in batches of 100: a run that stops in between leaves the engagement on
+ * both records, never on neither, and the next run only archives. Archive removes every type id
+ * between the two records, which is what a move means. Failures are kept per engagement id (a
+ * call's drafts share its call id).
  */
 export async function moveEngagementLinks(
   run: Runner,
@@ -30,8 +31,9 @@ export async function moveEngagementLinks(
   moves: LinkMove[],
   options: MoveOptions = {},
 ): Promise<LinkMoveResult[]> {
+  /** By engagement id. */
   const failed = new Map<string, Error>();
-  const ids = moves.map((m) => m.activityId);
+  const ids = [...new Set(moves.map((m) => m.activityId))];
   let current: Map<LinkKind, Map<string, { toId: string }[]>>;
   try {
     current = new Map();
@@ -53,20 +55,20 @@ export async function moveEngagementLinks(
     for (const kind of LINK_KINDS) {
       const steps = plans.flatMap(({ move, plan }) => {
         const step = plan.find((p) => p.kind === kind);
-        return step && !failed.has(move.callId) ? [{ move, step }] : [];
+        return step && !failed.has(move.activityId) ? [{ move, step }] : [];
       });
       await createLinks(run, objectType, kind, linkTypes[kind], steps, failed);
       await archiveLinks(
         run,
         objectType,
         kind,
-        steps.filter(({ move }) => !failed.has(move.callId)),
+        steps.filter(({ move }) => !failed.has(move.activityId)),
         failed,
       );
     }
   }
   return plans.map(({ move, plan }) => {
-    const error = failed.get(move.callId);
+    const error = failed.get(move.activityId);
     return error
       ? { key: move.callId, ok: false, error }
       : { key: move.callId, ok: true, writes: writesOf(plan) };
@@ -94,7 +96,7 @@ async function createLinks(
         api.associateBatch(objectType, TO_TYPE[kind], chunk),
       ));
     } catch (error) {
-      for (const { move } of chunk) failed.set(move.callId, error as Error);
+      for (const { move } of chunk) failed.set(move.activityId, error as Error);
       continue;
     }
     for (const e of errors) {
@@ -102,7 +104,7 @@ async function createLinks(
       for (const { move, toId } of chunk) {
         if (from.size > 0 && !from.has(move.activityId)) continue;
         failed.set(
-          move.callId,
+          move.activityId,
           new CrmRejectedError(
             `HubSpot did not link ${objectType} to ${kind} ${toId}: ${e.message}`,
             'hubspot',
@@ -131,7 +133,7 @@ async function archiveLinks(
         api.archiveAssociations(objectType, TO_TYPE[kind], chunk),
       );
     } catch (error) {
-      for (const { move } of chunk) failed.set(move.callId, error as Error);
+      for (const { move } of chunk) failed.set(move.activityId, error as Error);
     }
   }
 }

@@ -1,13 +1,17 @@
 import { CrmAuthError, CrmDailyLimitError, CrmError, CrmRejectedError } from '../errors.js';
 import type { ActivityLinks, WriteResult } from '../types.js';
+import { BATCH_SIZE, type LinkTypes } from './linkTypes.js';
+import { moveEngagementLinks } from './relink.js';
 import type { Runner } from './runner.js';
 import type { BatchError } from './sdk.js';
 
 /**
  * Writes engagements (calls, notes, tasks) keyed on a unique property, then links them, in
  * batches: one `batch/upsert` per 100 records and one v4 `batch/create` per linked object type.
- * Links are created on every write, not only on creation: the association create is idempotent,
- * and a write that died between upsert and linking is repaired by the next attempt.
+ * A record the upsert created is linked at once. One it updated (a replay, a retry after a write
+ * that died before or while linking) may carry links of an earlier match: its links are read and
+ * made to equal this write's (relink.ts, `exact`), as a Salesforce upsert replaces a Task's
+ * WhoId/WhatId, so a re-write after the match changed leaves no stale contact, company or deal.
  */
 export interface WriteItem {
   key: string;
@@ -15,15 +19,6 @@ export interface WriteItem {
   links: ActivityLinks;
 }
 
-/** Association type ids from the engagement to a contact, company and deal. */
-export interface LinkTypes {
-  contact: number;
-  company: number;
-  deal: number;
-}
-
-/** HubSpot batch endpoints take at most 100 inputs. */
-export const BATCH_SIZE = 100;
 
 const LINK_TARGETS = [
   ['contact', 'contacts', 'contactId'],
@@ -49,9 +44,35 @@ export async function upsertAndLink(
     }
     const written = await upsertChunk(run, objectType, idProperty, chunk, results, true);
     if (written.fatal) fatal = written.fatal;
-    await linkChunk(run, objectType, written.ids, chunk, linkTypes, results);
+    const created = chunk.filter((item) => written.ids.get(item.key)?.created === true);
+    const updated = chunk.filter((item) => written.ids.get(item.key)?.created === false);
+    await linkChunk(run, objectType, written.ids, created, linkTypes, results);
+    await relinkUpdated(run, objectType, written.ids, updated, linkTypes, results);
   }
   return results;
+}
+
+/** Makes each updated record's links equal its item's: missing ones created, others archived. */
+async function relinkUpdated(
+  run: Runner,
+  objectType: string,
+  ids: Map<string, { id: string }>,
+  items: WriteItem[],
+  linkTypes: LinkTypes,
+  results: Map<string, WriteResult>,
+): Promise<void> {
+  if (items.length === 0) return;
+  const moves = items.map((item) => ({
+    callId: item.key,
+    activityId: ids.get(item.key)!.id,
+    from: {},
+    to: item.links,
+    exact: true,
+  }));
+  const moved = await moveEngagementLinks(run, objectType, linkTypes, moves);
+  moved.forEach((r, i) => {
+    if (!r.ok) results.set(items[i]!.key, { key: items[i]!.key, ok: false, error: r.error });
+  });
 }
 
 /** Upserts one chunk; records failures in `results`; returns the HubSpot id of each written key. */
