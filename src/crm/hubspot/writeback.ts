@@ -19,7 +19,6 @@ export interface WriteItem {
   links: ActivityLinks;
 }
 
-
 const LINK_TARGETS = [
   ['contact', 'contacts', 'contactId'],
   ['company', 'companies', 'companyId'],
