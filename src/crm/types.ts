@@ -114,6 +114,8 @@ export interface DealWrite {
 export interface WrittenCall {
   /** The call's activity (HubSpot call engagement, Salesforce Task), when there is one. */
   activityId?: string | undefined;
+  /** When follow-ups were asked for, as stamped on the activity (WrittenQuery.generatedAtField). */
+  followupsGeneratedAt?: string | undefined;
   /** Follow-up drafts that carry the call id, each with its draft id (from either key form) and CRM record id. */
   followups: { draftId: string; crmId: string }[];
 }
@@ -122,6 +124,8 @@ export interface WrittenCall {
 export interface WrittenQuery {
   /** The activity's external-id field (the mapping's `id_field`); the adapter's default if unset. */
   activityIdField?: string | undefined;
+  /** The activity's follow-up generation stamp, read into `followupsGeneratedAt` (none: not read). */
+  generatedAtField?: string | undefined;
   /**
    * The drafts' object and fields, when the mapping writes follow-ups and each draft carries its
    * call id (`callIdField`); without it only activities are found.

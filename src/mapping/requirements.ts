@@ -1,6 +1,7 @@
 import type { FieldRequirement } from '../crm/types.js';
 import type { CrmFieldType } from './schema.js';
 import type { CompiledField, Mapping, WritebackTarget } from './types.js';
+import { followupsGeneratedAtField } from './writeback.js';
 
 /** Custom by naming: HubSpot properties we create start `crmsync_`, Salesforce custom fields end `__c`. */
 export function isCustomFieldName(name: string): boolean {
@@ -13,8 +14,8 @@ const SHORT_TEXT_MAX = 255;
 /**
  * The custom fields `doctor` must find on the CRM for this mapping: each target's id field
  * (unique text) and every write-back field that is custom (`custom: true`, or by its name unless
- * `custom: false`), with the type its value needs; and the custom fields of the `deal` section
- * while it is on.
+ * `custom: false`), with the type its value needs; the activity's follow-up generation stamp when
+ * the mapping writes follow-ups; and the custom fields of the `deal` section while it is on.
  */
 export function requiredFields(mapping: Mapping): FieldRequirement[] {
   const targets: WritebackTarget[] = [mapping.writeback.activity];
@@ -38,6 +39,16 @@ export function requiredFields(mapping: Mapping): FieldRequirement[] {
         label: field.label ?? labelOf(field.name),
       });
     }
+  }
+  // The activity's follow-up generation stamp, set by crm-sync whatever the mapping (writeback.ts).
+  const generatedAt = followupsGeneratedAtField(mapping);
+  if (generatedAt) {
+    out.push({
+      object: mapping.writeback.activity.object,
+      name: generatedAt,
+      type: 'datetime',
+      label: 'CRM Sync follow-ups generated at',
+    });
   }
   // The deal's signal fields, while the section is on; the deal object itself is standard.
   const deal = mapping.deal?.enabled ? mapping.deal : null;

@@ -1,4 +1,11 @@
-import type { ActivityLinks, ActivityWrite, CrmLookup, FollowupWrite, WrittenQuery } from '../crm/types.js';
+import type {
+  ActivityLinks,
+  ActivityWrite,
+  CrmLookup,
+  CrmName,
+  FollowupWrite,
+  WrittenQuery,
+} from '../crm/types.js';
 import {
   baseDocument,
   evaluateFields,
@@ -71,12 +78,31 @@ export function followupCallIdField(mapping: Mapping): string | undefined {
   return followups.fields.find((f) => f.name.toLowerCase() === key)?.name;
 }
 
-/** Where `findWritten` looks for this mapping's activity and drafts. */
+/**
+ * The activity field crm-sync stamps with the time it asks the Service for follow-ups, in the
+ * activity's write just before the request: the CRM's own record that a generation happened, so a
+ * fresh database never asks again, whether or not the drafts can be found (none came back, the
+ * answer was lost, or the mapping leaves the call id off the drafts). Set by crm-sync whatever
+ * the mapping; `doctor` checks it exists, `doctor --fix` creates it on HubSpot.
+ */
+export const FOLLOWUPS_GENERATED_AT_FIELD: Record<CrmName, string> = {
+  hubspot: 'crmsync_followups_generated_at',
+  salesforce: 'CrmSync_Followups_Generated_At__c',
+};
+
+/** The generation stamp's field for this mapping; none when it writes no follow-ups. */
+export function followupsGeneratedAtField(mapping: Pick<Mapping, 'crm' | 'writeback'>): string | undefined {
+  return mapping.writeback.followups ? FOLLOWUPS_GENERATED_AT_FIELD[mapping.crm] : undefined;
+}
+
+/** Where `findWritten` looks for this mapping's activity, its generation stamp and drafts. */
 export function writtenQueryFor(mapping: Mapping): WrittenQuery {
   const { activity, followups } = mapping.writeback;
   const callIdField = followupCallIdField(mapping);
+  const generatedAtField = followupsGeneratedAtField(mapping);
   return {
     activityIdField: activity.idField,
+    ...(generatedAtField ? { generatedAtField } : {}),
     ...(followups && callIdField
       ? { followups: { kind: followups.kind, idField: followups.idField, callIdField } }
       : {}),

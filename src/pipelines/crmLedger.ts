@@ -5,16 +5,21 @@
  * calls it has no record of, once per write-back batch. Calls the local database already knows
  * about cost nothing, so the steady state pays no CRM request for this.
  */
-import type { WrittenCall } from '../crm/types.js';
-import { writtenQueryFor, type Mapping } from '../mapping/index.js';
-import { claimFollowupGeneration } from '../store/followupRepo.js';
+import type { LinkMove, LinkMoveResult } from '../crm/relink.js';
+import type { CrmLookup, WrittenCall } from '../crm/types.js';
+import { linksOf, writtenQueryFor, type Mapping } from '../mapping/index.js';
+import type { Call } from '../service/types.js';
+import { claimFollowupGeneration, followupsWrittenUpdate } from '../store/followupRepo.js';
 import { transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import type { SyncState } from '../sync/states.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
 
 /** What the check needs of the pipeline's dependencies. */
-export type LedgerDeps = Pick<PipelineDeps, 'db' | 'crmName' | 'crm' | 'mapping' | 'clock' | 'logger'>;
+export type LedgerDeps = Pick<
+  PipelineDeps,
+  'db' | 'crmName' | 'crm' | 'mapping' | 'clock' | 'logger' | 'lookups'
+>;
 
 /** Per call id: what the CRM holds (absent: nothing), or why it could not be asked. */
 export type Ledger = Map<string, WrittenCall | Error>;
@@ -57,30 +62,121 @@ export async function readLedger(
   return ledger;
 }
 
-/** Whether the CRM holds the call's whole write-back: its activity, and drafts if the mapping writes any. */
+/**
+ * Whether the CRM holds the call's whole write-back: its activity, and, if the mapping writes
+ * follow-ups, drafts or the activity's stamp that follow-ups were asked for (a generation that
+ * answered no drafts, or whose answer was lost, or drafts the mapping leaves without a call id).
+ * Its links are checked when it is adopted (adoptAll).
+ */
 export function holdsEverything(mapping: Mapping, written: WrittenCall | Error | undefined): boolean {
   if (!written || written instanceof Error || !written.activityId) return false;
-  return mapping.writeback.followups === null || written.followups.length > 0;
+  return (
+    mapping.writeback.followups === null ||
+    written.followups.length > 0 ||
+    written.followupsGeneratedAt !== undefined
+  );
+}
+
+/** A call of the batch whose whole write-back the CRM holds (holdsEverything). */
+export interface Adoption {
+  jobId: number;
+  record: SyncStatusRecord;
+  call: Call;
+  written: WrittenCall;
 }
 
 /**
- * Adopts what the CRM holds when it is the whole write-back: the activity, and its drafts unless
- * the mapping writes none. The local row takes the CRM ids and becomes written_back; follow-up
- * generation is marked done, so nothing is asked of the Service or written. Returns the detail
- * then, else undefined (nothing, or only the activity, is there: the write-back goes on, and
- * upserts that activity on the call id).
+ * Adopts what the CRM holds for these calls, but only whole: an activity (or draft) found by
+ * search may have been left without its links by a write that stopped between the upsert and the
+ * association batch, so each is first re-linked to the call's current match, the batch's records
+ * in one `moveActivityLinks` with `exact` (links read; missing ones made, others removed; nothing
+ * written when all is in place). Then the local row takes the CRM ids and becomes written_back,
+ * follow-up generation is marked done and stored drafts found there are marked written, so
+ * nothing is asked of the Service or written again. A call whose re-link failed is not adopted:
+ * it gets the error, and its job tries again. A call nobody matches now keeps the links it has
+ * (as rematch does: never an activity on no record). Returns per job id the detail, or the error.
  */
-export async function adoptWritten(
+export async function adoptAll(
   deps: LedgerDeps,
-  record: SyncStatusRecord,
-  written: WrittenCall | undefined,
-): Promise<string | undefined> {
+  adoptions: Adoption[],
+): Promise<Map<number, string | Error>> {
+  const out = new Map<number, string | Error>();
+  if (adoptions.length === 0) return out;
+  const lookups = await lookUpAll(deps, adoptions);
+  const kind = deps.mapping.writeback.followups?.kind;
+  const planned = adoptions.map((a) => {
+    const lookup = lookups.get(a.jobId);
+    if (!lookup || lookup instanceof Error || (!lookup.contact && !lookup.company))
+      return { a, lookup, moves: [] };
+    const to = linksOf(lookup);
+    const move = (activityId: string, record?: LinkMove['record']) =>
+      ({ callId: a.record.callId, activityId, record, from: {}, to, exact: true }) satisfies LinkMove;
+    const drafts = kind ? a.written.followups.map((f) => move(f.crmId, kind)) : [];
+    return { a, lookup, moves: [move(a.written.activityId!), ...drafts] };
+  });
+  let moved: LinkMoveResult[];
+  try {
+    moved = await deps.crm.moveActivityLinks(planned.flatMap((p) => p.moves));
+  } catch (error) {
+    for (const a of adoptions) out.set(a.jobId, asError(error));
+    return out;
+  }
+  let at = 0;
+  for (const { a, lookup, moves } of planned) {
+    const mine = moved.slice(at, (at += moves.length));
+    const failed = mine.find((r) => !r.ok);
+    if (lookup instanceof Error || (failed && !failed.ok)) {
+      out.set(a.jobId, lookup instanceof Error ? lookup : (failed as { error: Error }).error);
+      continue;
+    }
+    const writes = mine.reduce((n, r) => n + (r.ok ? r.writes : 0), 0);
+    try {
+      out.set(a.jobId, await adoptOne(deps, a, moves.length > 0 ? lookup : undefined, writes));
+    } catch (error) {
+      out.set(a.jobId, asError(error));
+    }
+  }
+  return out;
+}
+
+/** Each adoption's current match (batched), by job id; none for a call with no participant email. */
+async function lookUpAll(deps: LedgerDeps, adoptions: Adoption[]): Promise<Map<number, CrmLookup | Error>> {
+  const participantOf = (call: Call) =>
+    call.participant?.email
+      ? {
+          email: call.participant.email,
+          name: call.participant.name ?? undefined,
+          company: call.participant.company ?? undefined,
+        }
+      : undefined;
+  const asked = adoptions.flatMap((a) => {
+    const p = participantOf(a.call);
+    return p ? [{ a, p }] : [];
+  });
+  await deps.lookups.prefetch(asked.map((x) => x.p));
+  const out = new Map<number, CrmLookup | Error>();
+  await Promise.all(
+    asked.map(async ({ a, p }) => {
+      out.set(a.jobId, await deps.lookups.get(p).catch(asError));
+    }),
+  );
+  return out;
+}
+
+async function adoptOne(
+  deps: LedgerDeps,
+  { record, written }: Adoption,
+  lookup: CrmLookup | undefined,
+  writes: number,
+): Promise<string> {
   const { db, crmName: crm, clock } = deps;
-  if (!written || !holdsEverything(deps.mapping, written)) return undefined;
   const crmFollowupIds = written.followups.map((f) => f.crmId);
   const now = new Date(clock.now());
   if (deps.mapping.writeback.followups) await claimFollowupGeneration(db, record.callId, crm, now);
-  const detail = `found in the CRM: activity ${written.activityId} and ${crmFollowupIds.length} follow-up(s); nothing written`;
+  const relinked =
+    writes > 0 ? `re-linked to the current match (${writes} link write(s))` : 'nothing written';
+  const detail = `found in the CRM: activity ${written.activityId} and ${crmFollowupIds.length} follow-up(s); ${relinked}`;
+  const links = lookup ? linksOf(lookup) : undefined;
   await toWritingBack(deps, record);
   await transitionSyncStatus(db, {
     callId: record.callId,
@@ -88,11 +184,27 @@ export async function adoptWritten(
     to: 'written_back',
     now,
     detail,
-    set: { writtenBackAt: now, crmActivityId: written.activityId, crmFollowupIds },
+    set: {
+      writtenBackAt: now,
+      crmActivityId: written.activityId,
+      crmFollowupIds,
+      ...(lookup && links
+        ? {
+            crmContactId: links.contactId ?? null,
+            crmCompanyId: links.companyId ?? null,
+            crmDealId: links.dealId ?? null,
+            matchDecision: lookup.decision,
+          }
+        : {}),
+    },
+    // Drafts stored here (a followup.generated delivery) that the CRM holds are not written again.
+    alongside: followupsWrittenUpdate(record.callId, written.followups, now) ?? undefined,
   });
   deps.logger.info({ callId: record.callId, crm }, 'call already written to the CRM; local record caught up');
   return detail;
 }
+
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 /** The shortest way the state table allows from wherever the call is to writing_back. */
 async function toWritingBack(deps: LedgerDeps, record: SyncStatusRecord): Promise<void> {

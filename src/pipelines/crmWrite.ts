@@ -1,6 +1,7 @@
 /**
- * The CRM half of a write-back batch: activities in one batch upsert, then the follow-up drafts
- * in another, then each call's sync row. A call whose mapping or write fails gets its own error;
+ * The CRM half of a write-back batch: activities in one batch upsert (those about to ask for
+ * follow-ups with the generation stamp), then the follow-up requests, then the drafts in another
+ * batch upsert, then each call's sync row. A call whose mapping or write fails gets its own error;
  * the rest of the batch goes on.
  */
 import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
@@ -15,6 +16,8 @@ import {
 } from '../store/syncStatusRepo.js';
 import { syncDealSignals } from './dealSignals.js';
 import type { PipelineDeps } from './deps.js';
+import { generateAfterStamp, settleEach, upsertActivities } from './activityWrite.js';
+import { stamped } from './followupStamp.js';
 import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
 
 export async function writeToCrm(
@@ -65,16 +68,22 @@ export async function writeToCrm(
       const moveError = moveErrors.get(w);
       if (moveError) throw moveError;
       if (status && !direct.includes(w)) await moveTo(deps, status, 'writing_back', 'writing to the CRM');
-      activities.push(await buildActivity(deps.mapping, input(w)));
+      const activity = await buildActivity(deps.mapping, input(w));
+      // Stamped before the Service is asked (followupStamp.ts).
+      activities.push(w.generate ? stamped(deps.mapping, activity, clock.now()) : activity);
     } catch (error) {
       fail(w, error);
     }
   }
   live = live.filter((w) => !results.has(w.item.jobId));
-  const activityResults = await settleEach(
-    activities.map((a) => a.callId),
-    () => deps.crm.upsertActivities(activities),
-  );
+  const activityResults = await upsertActivities(deps, activities, live);
+
+  // 2. Follow-ups asked for, now that each such call's activity holds the stamp. Their rows are
+  // read again: the answer may have added a warning (FOLLOWUP_UNCERTAIN) the move must keep.
+  await generateAfterStamp(deps, live, activityResults, fail);
+  live = live.filter((w) => !results.has(w.item.jobId));
+  const asked = live.filter((w) => w.generate).map((w) => w.callId);
+  if (asked.length > 0) for (const [id, row] of await getSyncStatuses(db, asked, crm)) statuses.set(id, row);
 
   // Deal-level signals of the calls whose activity is now in the CRM (src/pipelines/dealSignals.ts).
   await syncDealSignals(
@@ -86,7 +95,7 @@ export async function writeToCrm(
     ),
   );
 
-  // 2. Follow-up drafts not yet written, linked to the activity.
+  // 3. Follow-up drafts not yet written, linked to the activity.
   const followups: FollowupWrite[] = [];
   const drafts = await listFollowupDraftsOf(
     db,
@@ -117,7 +126,7 @@ export async function writeToCrm(
     () => deps.crm.upsertFollowups(followups),
   );
 
-  // 3. Each call's row.
+  // 4. Each call's row.
   for (const w of live) {
     try {
       const mine = followups.filter((f) => f.callId === w.callId);
@@ -187,21 +196,5 @@ async function finishCall(
   });
   if (w.warnings.length > 0) {
     deps.logger.warn({ callId: w.callId, warnings: w.warnings }, 'written back without some optional fields');
-  }
-}
-
-/**
- * Runs one batch write and maps its results by key. If the whole request fails, every key gets
- * that error (each call then retries or fails on its own).
- */
-async function settleEach(
-  keys: string[],
-  write: () => Promise<WriteResult[]>,
-): Promise<Map<string, WriteResult>> {
-  if (keys.length === 0) return new Map();
-  try {
-    return new Map((await write()).map((r) => [r.key, r]));
-  } catch (error) {
-    return new Map(keys.map((key) => [key, { key, ok: false as const, error: error as Error }]));
   }
 }

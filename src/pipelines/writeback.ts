@@ -21,10 +21,9 @@ import {
 import { canTransition, type SyncState } from '../sync/states.js';
 import { noMatchReason } from '../sync/skipReasons.js';
 import { callFactsOf } from './callFacts.js';
-import { adoptWritten, holdsEverything, readLedger, type Ledger } from './crmLedger.js';
+import { adoptAll, holdsEverything, readLedger, type Adoption, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
-import { generateFollowupsOnce } from './followups.js';
 import type { WritebackJobPayload } from './jobs.js';
 import { analysisWaitMs, ANALYSIS_GIVE_UP_MS } from './analysisWait.js';
 import { callPhaseOf, endedReason } from './callStatus.js';
@@ -48,13 +47,21 @@ export interface PreparedWrite {
   analysis: Analysis;
   lookup: CrmLookup;
   drafts: DraftInput[];
+  /**
+   * Follow-ups are to be asked for, once the activity is written with its generation stamp
+   * (crmWrite.ts): for whom, and whether the batch read of the row found a claim already.
+   */
+  generate?: { email: string; claimed: boolean } | undefined;
   /** The activity is already written; only drafts that arrived since are to be written. */
   followupsOnly: boolean;
   /** Optional mapped fields left out of this write, for the call's warnings. */
   warnings: string[];
 }
 
-type Prepared = { kind: 'result'; result: WritebackResult } | ({ kind: 'write' } & PreparedWrite);
+type Prepared =
+  | { kind: 'result'; result: WritebackResult }
+  | ({ kind: 'write' } & PreparedWrite)
+  | ({ kind: 'adopt' } & Adoption);
 
 /** Runs a batch of write-back jobs; one result per job id. */
 export async function runWritebackBatch(
@@ -70,11 +77,11 @@ export async function runWritebackBatch(
   // Drafts are stored before a job for them is queued (the inbox), or by the job itself.
   const drafts = await listFollowupDraftsOf(deps.db, callIds);
   const ledger = await readLedger(deps, callIds, statuses);
-  // One batch lookup for the participants the payloads already name (list pages, events), but for
-  // calls the CRM already holds whole: those need no lookup.
+  // One batch lookup for the participants the payloads already name (list pages, events); calls
+  // the CRM already holds whole need theirs too, to check the links they are adopted with.
   const known = items.flatMap((i) => {
     const p = i.payload.call?.participant;
-    if (!p?.email || holdsEverything(deps.mapping, ledger.get(i.payload.callId))) return [];
+    if (!p?.email) return [];
     return [{ email: p.email, name: p.name ?? undefined, company: p.company ?? undefined }];
   });
   if (known.length > 1) await deps.lookups.prefetch(known);
@@ -94,11 +101,19 @@ export async function runWritebackBatch(
     ),
   );
   const writes: PreparedWrite[] = [];
+  const adoptions: Adoption[] = [];
   items.forEach((item, i) => {
     const p = prepared[i]!;
     if (p.kind === 'result') results.set(item.jobId, p.result);
+    else if (p.kind === 'adopt') adoptions.push(p);
     else writes.push(p);
   });
+  for (const [jobId, adopted] of await adoptAll(deps, adoptions)) {
+    results.set(
+      jobId,
+      adopted instanceof Error ? { kind: 'error', error: adopted } : { kind: 'done', detail: adopted },
+    );
+  }
   if (writes.length > 0) await writeToCrm(deps, writes, results);
   return results;
 }
@@ -190,8 +205,10 @@ async function prepare(
     stored.upserted ?? (await upsertDiscovered(db, { callId, crm, call: callFactsOf(call), now: now() }));
   const written = ledger.get(callId);
   if (written instanceof Error) throw written;
-  const adopted = await adoptWritten(deps, record, written);
-  if (adopted) return done(adopted);
+  // Adopted with the batch's others (adoptAll), once their links are checked.
+  if (written && holdsEverything(deps.mapping, written)) {
+    return { kind: 'adopt', jobId: item.jobId, record, call, written };
+  }
 
   if (callPhaseOf(call.status) === 'ended') return settle(deps, record, 'skipped', endedReason(call.status));
   if (call.status !== 'analyzed') {
@@ -216,12 +233,24 @@ async function prepare(
     return settle(deps, record, 'skipped', noMatchReason(email));
   }
 
-  let drafts = stored.drafts.map((d) => d.raw as DraftInput);
-  if (drafts.length === 0 && deps.mapping.writeback.followups) {
-    const claimed = record.followupsRequestedAt !== null;
-    drafts = await generateFollowupsOnce(deps, { callId, crm, email, item, claimed });
-  }
-  return { kind: 'write', item, callId, call, analysis, lookup, drafts, followupsOnly, warnings: [] };
+  const drafts = stored.drafts.map((d) => d.raw as DraftInput);
+  // Asked for after the activity is written with the generation stamp (crmWrite.ts).
+  const generate =
+    drafts.length === 0 && deps.mapping.writeback.followups
+      ? { email, claimed: record.followupsRequestedAt !== null }
+      : undefined;
+  return {
+    kind: 'write',
+    item,
+    callId,
+    call,
+    analysis,
+    lookup,
+    drafts,
+    generate,
+    followupsOnly,
+    warnings: [],
+  };
 }
 
 /**

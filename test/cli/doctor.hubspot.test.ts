@@ -52,6 +52,11 @@ describe('doctor with HubSpot', () => {
       hasUniqueValue: false,
     });
     expect(hs.state.store.properties.calls.get('crmsync_score_overall')).toMatchObject({ type: 'number' });
+    // The follow-up generation stamp crm-sync sets before it asks (issue 22, defect 10).
+    expect(fixing.text()).toContain('✔ HubSpot calls.crmsync_followups_generated_at: created');
+    expect(hs.state.store.properties.calls.get('crmsync_followups_generated_at')).toMatchObject({
+      type: 'datetime',
+    });
     // The deal signals of the mapping's deal section, on the deal object, with their labels.
     expect(fixing.text()).toContain('✔ HubSpot deals.crmsync_last_call_score: created');
     expect(hs.state.store.properties.deals.get('crmsync_last_call_date')).toMatchObject({
@@ -65,7 +70,7 @@ describe('doctor with HubSpot', () => {
     const again = captureIo();
     expect(await runDoctor(config, again)).toBe(0);
     expect(failures(again.text())).toEqual([]);
-    expect(again.text()).toMatch(/All 19 checks passed\.$/);
+    expect(again.text()).toMatch(/All 20 checks passed\.$/);
     expect(again.text()).not.toContain('created');
   });
 

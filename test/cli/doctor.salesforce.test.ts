@@ -32,6 +32,8 @@ describe('doctor with Salesforce', () => {
     expect(text).toContain('✖ Salesforce Task.CrmSync_Score_Overall__c: missing');
     expect(text).toContain('(API name CrmSync_Score_Overall__c): Number(16, 2)');
     expect(text).toContain('✖ Salesforce EmailMessage.CrmSync_Followup_Id__c: missing');
+    // The follow-up generation stamp crm-sync sets before it asks (issue 22, defect 10).
+    expect(text).toContain('(API name CrmSync_Followups_Generated_At__c): Date/Time');
     // The deal signals go on the Opportunity.
     expect(text).toContain('✖ Salesforce Opportunity.CrmSync_Last_Call_Date__c: missing');
     expect(text).toContain(
@@ -54,7 +56,7 @@ describe('doctor with Salesforce', () => {
     const io = captureIo();
     expect(await runDoctor(configFrom(salesforceEnv(svc, ready)), io)).toBe(0);
     expect(io.text()).toContain('✔ Salesforce Task.CrmSync_Call_Id__c: string(255)');
-    expect(io.text()).toMatch(/All 19 checks passed\.$/);
+    expect(io.text()).toMatch(/All 20 checks passed\.$/);
   });
 
   it('fails the credentials check for a token Salesforce refuses', async () => {

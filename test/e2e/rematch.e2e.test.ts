@@ -25,7 +25,14 @@ import {
   type Person,
   type WorkerEnv,
 } from './harness.js';
-import { hubspotCallEngagements, hubspotLinks, salesforceId, salesforceTasks } from './readback.js';
+import {
+  draftIds,
+  hubspotCallEngagements,
+  hubspotLinks,
+  hubspotNotes,
+  salesforceId,
+  salesforceTasks,
+} from './readback.js';
 
 const JANE = { name: 'Jane Doe', email: 'jane.doe@acme.example', company: 'Acme Corp' };
 // Bob has no deal of his own: his call goes on the company's first deal by the rule.
@@ -131,10 +138,18 @@ describe('rematch on HubSpot', () => {
     }
     expect(hubspotLinks(hs, 'calls', engagement(jane)).contacts).toEqual([contacts.jane]);
     // Bob's half-done move only needed its old link archived; Jane's needed a create and an archive.
+    // Their follow-up notes moved with them (issue 22, defect 8).
     expect(hubspotWrites(hs)).toEqual([
       'POST /crm/v4/associations/calls/deals/batch/create',
       'POST /crm/v4/associations/calls/deals/batch/archive',
+      'POST /crm/v4/associations/notes/deals/batch/create',
+      'POST /crm/v4/associations/notes/deals/batch/archive',
     ]);
+    for (const id of [jane, bob]) {
+      for (const note of hubspotNotes(hs, draftIds(svc, id))) {
+        expect(hubspotLinks(hs, 'notes', note.id).deals).toEqual([deals.acmeExpansion]);
+      }
+    }
 
     const view = await callView(env, jane);
     expect(view.status.crmDealId).toBe(deals.acmeExpansion);

@@ -156,6 +156,8 @@ describe('shipped HubSpot mapping', () => {
       'calls.crmsync_objections_handled:number',
       'notes.crmsync_followup_id:string:unique',
       'notes.crmsync_call_id:string',
+      // Stamped by crm-sync before it asks for follow-ups (issue 22, defect 10).
+      'calls.crmsync_followups_generated_at:datetime',
       'deals.crmsync_last_call_date:date',
       'deals.crmsync_last_call_score:number',
       'deals.crmsync_average_score:number',

@@ -188,6 +188,13 @@ describe('shipped Salesforce mapping', () => {
         label: 'CRM Sync follow-up id',
       },
       { object: 'EmailMessage', name: 'CrmSync_Call_Id__c', type: 'string', label: 'CRM Sync Call Id' },
+      // Stamped by crm-sync before it asks for follow-ups (issue 22, defect 10).
+      {
+        object: 'Task',
+        name: 'CrmSync_Followups_Generated_At__c',
+        type: 'datetime',
+        label: 'CRM Sync follow-ups generated at',
+      },
       // The deal section's fields, on the Opportunity.
       {
         object: 'Opportunity',

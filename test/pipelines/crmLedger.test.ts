@@ -8,7 +8,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CrmAdapter } from '../../src/crm/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { loadMappings } from '../../src/mapping/index.js';
-import { adoptWritten, readLedger, type LedgerDeps } from '../../src/pipelines/crmLedger.js';
+import { adoptAll, readLedger, type LedgerDeps } from '../../src/pipelines/crmLedger.js';
+import { createLookupCache } from '../../src/pipelines/lookupCache.js';
+import type { Call } from '../../src/service/types.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { claimFollowupGeneration } from '../../src/store/followupRepo.js';
 import {
@@ -17,6 +19,7 @@ import {
   transitionSyncStatus,
   upsertDiscovered,
 } from '../../src/store/syncStatusRepo.js';
+import { holdsEverything } from '../../src/pipelines/crmLedger.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adapterFor } from '../crm-hubspot/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';
@@ -29,23 +32,30 @@ let crm: CrmAdapter;
 beforeAll(async () => {
   hs = await startHubSpotSandbox();
   crm = adapterFor(hs, { retry: { baseDelayMs: 1, maxAttempts: 1 } });
-  // Written earlier by another worker: call "old" with two drafts, call "bare" without drafts.
+  // Written earlier by another worker: calls "old" and "old2" with two drafts, call "bare"
+  // without drafts; none of them linked (a write that stopped before its association batch).
   await crm.upsertActivities(
-    ['old', 'bare'].map((callId) => ({
+    ['old', 'old2', 'bare'].map((callId) => ({
       callId,
       properties: { crmsync_call_id: callId, hs_timestamp: '2026-01-05T10:00:00.000Z' },
       links: {},
     })),
   );
   await crm.upsertFollowups(
-    ['d1', 'd2'].map((draftId) => ({
-      callId: 'old',
-      draftId,
-      key: draftId,
-      kind: 'note' as const,
-      properties: { crmsync_followup_id: draftId, crmsync_call_id: 'old', hs_note_body: 'x' },
-      links: {},
-    })),
+    ['old', 'old2'].flatMap((callId) =>
+      ['d1', 'd2'].map((draftId) => ({
+        callId,
+        draftId,
+        key: `${callId}:${draftId}`,
+        kind: 'note' as const,
+        properties: {
+          crmsync_followup_id: `${callId}:${draftId}`,
+          crmsync_call_id: callId,
+          hs_note_body: 'x',
+        },
+        links: {},
+      })),
+    ),
   );
 });
 afterAll(() => hs.close());
@@ -57,13 +67,15 @@ describe('the write-back asks the CRM about calls it has no record of', () => {
     readLedger(deps, callIds, await getSyncStatuses(deps.db, callIds, 'hubspot'));
   beforeEach(() => {
     hs.state.requests.clear();
+    const clock = new FakeClock(T0);
     deps = {
       db: current().db.prisma,
       crmName: 'hubspot',
       crm,
       mapping,
-      clock: new FakeClock(T0),
+      clock,
       logger: silentLogger,
+      lookups: createLookupCache({ crm, mapping, clock }),
     };
   });
 
@@ -96,21 +108,57 @@ describe('the write-back asks the CRM about calls it has no record of', () => {
     const ledger = await ledgerOf(['old', 'bare']);
     const now = new Date(T0);
     const old = (await upsertDiscovered(deps.db, { callId: 'old', crm: 'hubspot', now })).record;
-    const bare = (await upsertDiscovered(deps.db, { callId: 'bare', crm: 'hubspot', now })).record;
 
     const written = ledger.get('old');
     if (!written || written instanceof Error) throw new Error('old not found');
-    expect(await adoptWritten(deps, old, written)).toMatch(/found in the CRM/);
+    expect(holdsEverything(mapping, written)).toBe(true);
+    const call = { id: 'old', participant: { email: 'jane.doe@acme.example' } } as Call;
+    const adopted = await adoptAll(deps, [{ jobId: 1, record: old, call, written }]);
+    expect(adopted.get(1)).toMatch(/found in the CRM/);
     const row = await getSyncStatus(deps.db, 'old', 'hubspot');
     expect(row).toMatchObject({ state: 'written_back', crmActivityId: written.activityId });
     expect([...row!.crmFollowupIds].sort()).toEqual(written.followups.map((f) => f.crmId).sort());
     expect(await claimFollowupGeneration(deps.db, 'old', 'hubspot', now)).toBe(false);
 
-    const onlyActivity = ledger.get('bare');
-    if (!onlyActivity || onlyActivity instanceof Error) throw new Error('bare not found');
-    expect(await adoptWritten(deps, bare, onlyActivity)).toBeUndefined();
-    expect((await getSyncStatus(deps.db, 'bare', 'hubspot'))?.state).toBe('discovered');
-    expect(await claimFollowupGeneration(deps.db, 'bare', 'hubspot', now)).toBe(true);
+    // Only its activity, no drafts, no stamp: not whole, so the write-back goes on with it.
+    expect(holdsEverything(mapping, ledger.get('bare'))).toBe(false);
+  });
+
+  // Issue 22, defect 6: the association batch may have failed after the upsert.
+  it('re-links what it adopts to the current match, and writes nothing when the links are in place', async () => {
+    const ledger = await ledgerOf(['old2']);
+    const written = ledger.get('old2');
+    if (!written || written instanceof Error) throw new Error('old2 not found');
+    const now = new Date(T0);
+    const record = (await upsertDiscovered(deps.db, { callId: 'old2', crm: 'hubspot', now })).record;
+    const call = { id: 'old2', participant: { email: 'jane.doe@acme.example' } } as Call;
+    const { contacts, companies } = hs.state.refs;
+    const linked = (type: string, id: string) =>
+      hs.state.store.associations
+        .filter((a) => a.fromType === type && a.fromId === id && a.toType !== 'calls')
+        .map((a) => `${a.toType}:${a.toId}`)
+        .sort();
+    expect(linked('calls', written.activityId!)).toEqual([]); // written, never linked
+
+    const adopted = await adoptAll(deps, [{ jobId: 7, record, call, written }]);
+    expect(adopted.get(7)).toMatch(/re-linked to the current match/);
+    const jane = [`companies:${companies.acme}`, `contacts:${contacts.jane}`];
+    expect(linked('calls', written.activityId!)).toEqual(expect.arrayContaining(jane));
+    for (const f of written.followups) expect(linked('notes', f.crmId)).toEqual(expect.arrayContaining(jane));
+    expect(await getSyncStatus(deps.db, 'old2', 'hubspot')).toMatchObject({
+      state: 'written_back',
+      crmContactId: contacts.jane,
+      crmCompanyId: companies.acme,
+    });
+
+    // Adopted again (another fresh database, say): everything is in place, nothing is written.
+    hs.state.requests.clear();
+    const again = (await getSyncStatus(deps.db, 'old2', 'hubspot'))!;
+    expect((await adoptAll(deps, [{ jobId: 8, record: again, call, written }])).get(8)).toMatch(
+      /nothing written$/,
+    );
+    expect(hs.state.requests.records.filter((r) => r.path.includes('/batch/create'))).toEqual([]);
+    expect(hs.state.requests.records.filter((r) => r.path.includes('/batch/archive'))).toEqual([]);
   });
 
   it('gives each unknown call the error when the CRM cannot be asked, so nothing is generated for it', async () => {

@@ -44,7 +44,10 @@ export async function upsertAndLink(
     const written = await upsertChunk(run, objectType, idProperty, chunk, results, true);
     if (written.fatal) fatal = written.fatal;
     const created = chunk.filter((item) => written.ids.get(item.key)?.created === true);
-    const updated = chunk.filter((item) => written.ids.get(item.key)?.created === false);
+    // An item naming no record at all is not unlinked from everything (never an activity on no record).
+    const updated = chunk.filter(
+      (item) => written.ids.get(item.key)?.created === false && Object.values(item.links).some(Boolean),
+    );
     await linkChunk(run, objectType, written.ids, created, linkTypes, results);
     await relinkUpdated(run, objectType, written.ids, updated, linkTypes, results);
   }

@@ -23,16 +23,25 @@ export async function findWrittenCalls(
   const unique = [...new Set(callIds.filter((id) => id !== ''))];
   if (unique.length === 0) return out;
   const activityField = query.activityIdField ?? defaults.callIdProperty;
+  // A property the portal lacks (the stamp before `doctor --fix`) is left out of the answer, not refused.
+  const stamp = query.generatedAtField;
   const activities = await searchGroups(
     run,
     'calls',
     activityField,
     unique.map((id) => ({ key: id, values: [id] })),
-    [activityField],
+    stamp ? [activityField, stamp] : [activityField],
   );
   for (const id of unique) {
     const found = activities.get(id)?.[0];
-    if (found) out.set(id, { activityId: found.id, followups: [] });
+    const generatedAt = stamp ? found?.properties[stamp] : undefined;
+    if (found) {
+      out.set(id, {
+        activityId: found.id,
+        followups: [],
+        ...(generatedAt ? { followupsGeneratedAt: generatedAt } : {}),
+      });
+    }
   }
 
   // A draft is written only after its call's activity, so only calls with one can have drafts.

@@ -24,8 +24,17 @@ export async function findWrittenCalls(
 ): Promise<Map<string, WrittenCall>> {
   const out = new Map<string, WrittenCall>();
   const activityField = soqlField(query.activityIdField ?? keys.activity);
-  const tasks = await rowsWhereIn(ctx, 'Task', activityField, ['Id', activityField], callIds);
-  for (const [callId, rows] of tasks) out.set(callId, { activityId: rows[0]!.Id!, followups: [] });
+  const stamp = await existingField(ctx, 'Task', query.generatedAtField);
+  const select = ['Id', activityField, ...(stamp ? [stamp] : [])];
+  const tasks = await rowsWhereIn(ctx, 'Task', activityField, select, callIds);
+  for (const [callId, rows] of tasks) {
+    const generatedAt = stamp ? valueOf(rows[0]!, stamp) : undefined;
+    out.set(callId, {
+      activityId: rows[0]!.Id!,
+      followups: [],
+      ...(generatedAt ? { followupsGeneratedAt: generatedAt } : {}),
+    });
+  }
 
   // A draft is written only after its call's activity, so only calls with one can have drafts.
   const drafts = query.followups;
@@ -69,6 +78,20 @@ async function rowsWhereIn(
     }
   }
   return out;
+}
+
+/**
+ * `field` when the object has it, else undefined: SOQL refuses a field the org lacks (INVALID_FIELD),
+ * and the follow-up stamp may not be created yet after an upgrade. The describe is cached.
+ */
+async function existingField(
+  ctx: SalesforceContext,
+  object: string,
+  field: string | undefined,
+): Promise<string | undefined> {
+  if (!field) return undefined;
+  const info = await ctx.describe.get(object);
+  return info.fields.has(field.toLowerCase()) ? soqlField(field) : undefined;
 }
 
 /** A field of a row, whatever the case Salesforce spelled it in. */

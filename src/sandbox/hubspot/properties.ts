@@ -82,6 +82,8 @@ export const CRMSYNC_PROPERTIES: Partial<Record<ObjectType, Spec[]>> = {
     ['crmsync_score_closing', 'number', 'number'],
     ['crmsync_objections_detected', 'number', 'number'],
     ['crmsync_objections_handled', 'number', 'number'],
+    // Stamped before follow-ups are asked for (src/mapping/writeback.ts).
+    ['crmsync_followups_generated_at', 'datetime', 'date'],
   ],
   // Deal-level signals (the mappings' `deal` section).
   deals: [

@@ -102,6 +102,8 @@ export const CUSTOM_FIELDS: Record<string, FieldDef[]> = {
     number('CrmSync_Score_Closing__c'),
     number('CrmSync_Objections_Detected__c'),
     number('CrmSync_Objections_Handled__c'),
+    // Stamped before follow-ups are asked for (src/mapping/writeback.ts).
+    f('CrmSync_Followups_Generated_At__c', 'datetime'),
   ],
   // Deal-level signals (the mappings' `deal` section).
   Opportunity: [

@@ -1,0 +1,106 @@
+/**
+ * The activity step of a write-back batch (crmWrite.ts): the activities' batch upsert, then the
+ * follow-up requests of the calls whose activity now holds the generation stamp (followupStamp.ts).
+ */
+import type { ActivityWrite, WriteResult } from '../crm/types.js';
+import { buildActivity } from '../mapping/index.js';
+import type { PipelineDeps } from './deps.js';
+import { generateFollowupsOnce } from './followups.js';
+import { activityReadsFollowups, refusedStamp, unstamped } from './followupStamp.js';
+import type { PreparedWrite } from './writeback.js';
+
+/**
+ * The activities' batch upsert; those the CRM refused only for the generation stamp (it lacks the
+ * field) go again without it, their calls warned (followupStamp.ts).
+ */
+export async function upsertActivities(
+  deps: PipelineDeps,
+  activities: ActivityWrite[],
+  writes: PreparedWrite[],
+): Promise<Map<string, WriteResult>> {
+  const results = await settleEach(
+    activities.map((a) => a.callId),
+    () => deps.crm.upsertActivities(activities),
+  );
+  const again = activities.filter((a) => refusedStamp(deps.mapping, results.get(a.callId)));
+  if (again.length === 0) return results;
+  const retried = again.map((a) => unstamped(deps.mapping, a));
+  for (const [i, a] of again.entries()) {
+    writes.find((w) => w.callId === a.callId)?.warnings.push(retried[i]!.warning);
+  }
+  const second = await settleEach(
+    again.map((a) => a.callId),
+    () => deps.crm.upsertActivities(retried.map((r) => r.activity)),
+  );
+  for (const [key, r] of second) results.set(key, r);
+  return results;
+}
+
+/**
+ * Asks for the follow-ups of the calls that need them and whose activity (with the stamp) is in
+ * the CRM; a call whose request fails gets its error. When the activity's fields read the drafts,
+ * those activities are written again with them.
+ */
+export async function generateAfterStamp(
+  deps: PipelineDeps,
+  writes: PreparedWrite[],
+  activityResults: Map<string, WriteResult>,
+  fail: (w: PreparedWrite, error: unknown) => void,
+): Promise<void> {
+  const asking = writes.filter((w) => w.generate && activityResults.get(w.callId)?.ok);
+  await Promise.all(
+    asking.map(async (w) => {
+      const { email, claimed } = w.generate!;
+      try {
+        w.drafts = await generateFollowupsOnce(deps, {
+          callId: w.callId,
+          crm: deps.crmName,
+          email,
+          item: w.item,
+          claimed,
+        });
+      } catch (error) {
+        fail(w, error);
+      }
+    }),
+  );
+  const rewrite = asking.filter((w) => w.drafts.length > 0);
+  if (rewrite.length === 0 || !activityReadsFollowups(deps.mapping)) return;
+  const now = deps.clock.now();
+  const activities = await Promise.all(
+    rewrite.map((w) =>
+      buildActivity(deps.mapping, {
+        call: w.call,
+        analysis: w.analysis,
+        followups: w.drafts,
+        lookup: w.lookup,
+        now,
+        warnings: w.warnings,
+      }),
+    ),
+  );
+  for (const [key, r] of await upsertActivities(deps, activities, rewrite)) {
+    if (r.ok) activityResults.set(key, r);
+    else
+      fail(
+        rewrite.find((w) => w.callId === key)!,
+        r.error,
+      );
+  }
+}
+
+/**
+ * Runs one batch write and maps its results by key. If the whole request fails, every key gets
+ * that error (each call then retries or fails on its own).
+ */
+export async function settleEach(
+  keys: string[],
+  write: () => Promise<WriteResult[]>,
+): Promise<Map<string, WriteResult>> {
+  if (keys.length === 0) return new Map();
+  try {
+    return new Map((await write()).map((r) => [r.key, r]));
+  } catch (error) {
+    return new Map(keys.map((key) => [key, { key, ok: false as const, error: error as Error }]));
+  }
+}
