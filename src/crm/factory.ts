@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.js';
 import type { Mapping } from '../mapping/types.js';
 import type { Clock } from '../util/clock.js';
 import type { GateOptions } from './hubspot/gate.js';
+import type { CrmSlotLedger } from './limits/ledger.js';
 import type { CrmAdapter } from './types.js';
 
 export interface CrmAdapterDeps {
@@ -17,6 +18,11 @@ export interface CrmAdapterDeps {
   hubspotLimits?: GateOptions | undefined;
   /** Whether the request being made is for a live call; HubSpot's request gate sends those first. */
   isLive?: (() => boolean) | undefined;
+  /**
+   * Where the CRM's request limits are counted: shared through the database by replicas
+   * (src/store/crmSlotLedger.ts); default this process alone.
+   */
+  ledger?: CrmSlotLedger | undefined;
 }
 
 /**
@@ -39,6 +45,7 @@ export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps =
         }),
         ...(activityKey ? { callIdProperty: activityKey } : {}),
         ...(followupKey ? { followupIdProperty: followupKey } : {}),
+        ledger: deps.ledger,
       });
     }
     case 'salesforce': {
@@ -51,6 +58,7 @@ export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps =
           ...(activityKey ? { activity: activityKey } : {}),
           ...(followupKey ? { followup: followupKey } : {}),
         },
+        ledger: deps.ledger,
       });
     }
   }

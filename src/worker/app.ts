@@ -20,6 +20,7 @@ import { createServiceClient } from '../service/index.js';
 import { openDatabase } from '../store/database.js';
 import { isLive } from '../store/livePriority.js';
 import { createDbSlotLedger } from '../store/dbSlotLedger.js';
+import { crmLedgerFor } from '../store/crmSlotLedger.js';
 import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
 import { migrate } from '../store/migrations.js';
@@ -131,6 +132,7 @@ export async function startWorker(
       hubspotLimits: options.hubspotLimits,
       // The live lane runs its jobs as live work (src/store/livePriority.ts): their lookups go first.
       isLive,
+      ledger: crmLedgerFor(database, config.crm, clock, cleanup),
     });
     const pipeline = {
       db,

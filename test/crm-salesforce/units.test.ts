@@ -160,27 +160,37 @@ describe('error mapping', () => {
 });
 
 describe('API budget', () => {
-  it('pauses at the reserve, for pauseMs, then lets one request read the new usage', async () => {
+  it('holds requests at the reserve, for pauseMs, then lets one request read the new usage', async () => {
     const clock = new FakeClock();
     const budget = new ApiBudget(clock, { reserveFraction: 0.1, reserveMin: 5, pauseMs: 60_000 });
+    const first = await budget.acquire();
     budget.onLimitInfo('api-usage=800/1000');
-    expect(() => budget.check()).not.toThrow();
+    budget.release(first);
+    budget.release(await budget.acquire());
+    const second = await budget.acquire();
     budget.onLimitInfo('api-usage=901/1000; api-bursts=3/750');
+    budget.release(second);
+    const err = await budget.acquire().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmDailyLimitError);
+    expect((err as CrmDailyLimitError).retryAfterMs).toBe(60_000);
     expect(budget.usage()).toMatchObject({
       remaining: 99,
       limit: 1000,
       rateLimitedUntil: clock.now() + 60_000,
     });
-    let err: unknown;
-    try {
-      budget.check();
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(CrmDailyLimitError);
-    expect((err as CrmDailyLimitError).retryAfterMs).toBe(60_000);
+
     await clock.advance(60_000);
-    expect(() => budget.check()).not.toThrow();
+    // One request reads the new usage; another waits for its answer.
+    const probe = await budget.acquire();
+    let waited = false;
+    const next = budget.acquire().then((slot) => ((waited = true), slot));
+    await clock.advance(200);
+    expect(waited).toBe(false);
+    budget.onLimitInfo('api-usage=700/1000');
+    budget.release(probe);
+    await clock.advance(100);
+    budget.release(await next);
+    expect(waited).toBe(true);
   });
 });
 

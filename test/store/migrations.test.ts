@@ -20,6 +20,8 @@ const TABLES = [
   'budget_pause',
   'budget_request',
   'call_followup',
+  'crm_ledger',
+  'crm_request',
   'deal_call',
   'deal_signal',
   'job',

@@ -34,10 +34,14 @@ export function registerRematch(program: Command): void {
       const { systemClock } = await import('../../util/clock.js');
       const { runRematch } = await import('../../pipelines/rematch.js');
       const { formatRematch } = await import('../rematchFormat.js');
+      const { crmLedgerFor } = await import('../../store/crmSlotLedger.js');
+      const cleanup: (() => Promise<unknown>)[] = [];
       try {
         await migrate(database);
         const mapping = loadMappings(config.configDir, config.crm);
-        const crm = await createCrmAdapter(config, { mapping });
+        // On PostgreSQL its requests count in the workers' CRM budget.
+        const ledger = crmLedgerFor(database, config.crm, systemClock, cleanup);
+        const crm = await createCrmAdapter(config, { mapping, ledger });
         const summary = await runRematch(
           { db: database.prisma, crmName: config.crm, crm, mapping, clock: systemClock },
           {
@@ -50,6 +54,7 @@ export function registerRematch(program: Command): void {
         console.log(opts.json ? JSON.stringify(summary, null, 2) : formatRematch(summary));
         if (summary.failed > 0) process.exitCode = 1;
       } finally {
+        for (const close of cleanup) await close().catch(() => undefined);
         await database.close();
       }
     });

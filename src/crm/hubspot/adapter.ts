@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { silentLogger } from '../../log/logger.js';
 import { systemClock, type Clock } from '../../util/clock.js';
+import type { CrmSlotLedger } from '../limits/ledger.js';
 import type { LinkMoveResult } from '../relink.js';
 import {
   DEFAULT_DEAL_RULE,
@@ -32,6 +33,8 @@ export interface HubSpotAdapterDeps {
   logger?: Logger;
   /** Rate limits before HubSpot's headers say otherwise; see GateOptions for defaults. */
   limits?: GateOptions;
+  /** Where the limits are counted: default this process alone; shared through the database by replicas. */
+  ledger?: CrmSlotLedger | undefined;
   retry?: Partial<RetryPolicy>;
   /** Jitter source for backoff (default Math.random). */
   random?: () => number;
@@ -57,7 +60,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
   const clock = deps.clock ?? systemClock;
   const logger = (deps.logger ?? silentLogger).child({ crm: 'hubspot' });
   const baseUrl = deps.config.baseUrl.replace(/\/+$/, '');
-  const gate = new RequestGate(clock, deps.limits);
+  const gate = new RequestGate(clock, deps.limits, deps.ledger);
   const tokens = new TokenSource(
     deps.config,
     clock,

@@ -1,15 +1,17 @@
 import { sleep, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError } from '../errors.js';
+import { InMemoryCrmLedger, type Acquired, type CrmSlotLedger, type SlotGrant } from '../limits/ledger.js';
 import type { CrmUsage } from '../types.js';
-import { msUntilUtcMidnight } from './errorMap.js';
 
 /**
- * The HubSpot request budget of this process: every request waits here for a slot. It keeps
- * under HubSpot's rolling 10-second limit (a sliding window sized by the
- * `X-HubSpot-RateLimit-Max`/`-Interval-Milliseconds` headers), caps concurrency, holds everything
- * after a 429, and refuses to send once the reported daily allowance is spent. HubSpot counts a
- * request when it arrives, somewhere between our start and the response, so a request holds its
- * window slot from its start until the window has passed after its response.
+ * The HubSpot request budget: every request waits here for a slot. It keeps under HubSpot's
+ * rolling 10-second limit (a sliding window sized by the `X-HubSpot-RateLimit-Max`/
+ * `-Interval-Milliseconds` headers), caps this process's concurrency, holds everything after a
+ * 429, and refuses to send once the reported daily allowance is spent. HubSpot counts a request
+ * when it arrives, somewhere between our start and the response, so a request holds its window
+ * slot from its start until the window has passed after its response (src/crm/limits/slots.ts).
+ * The slots are kept in a CrmSlotLedger: this process's own, or, with replicas, one shared
+ * through the database, since the limits are per app and per account, not per process.
  *
  * Searches are a lane of their own: "The search endpoints are rate limited to five requests per
  * second" (HubSpot CRM search guide, "Limitations") and the ten-second limit "excludes the CRM
@@ -41,8 +43,11 @@ export type Lane = 'general' | 'search';
 /** The sliding window of the search limit. */
 export const SEARCH_WINDOW_MS = 1_000;
 
-/** One per request in a window: Infinity while in flight, then the time of its response. */
-type Slot = { at: number };
+/** A request holding a slot: its grant, and when this process asked for it. */
+interface Held {
+  grant: SlotGrant;
+  askedAt: number;
+}
 
 export class RequestGate {
   private perWindow: number;
@@ -50,22 +55,28 @@ export class RequestGate {
   private readonly share: number;
   private readonly maxConcurrent: number;
   private readonly searchesPerSecond: number;
-  private slots: Slot[] = [];
-  private searchSlots: Slot[] = [];
-  private inFlight = 0;
+  private readonly ledger: CrmSlotLedger;
+  /** Requests of this process asking the ledger or in flight (the concurrency cap). */
+  private busy = 0;
+  private readonly held = new Set<Held>();
   private waiters: (() => void)[] = [];
   /** Live requests waiting for a slot: the others wait until none is. */
   private liveWaiting = 0;
   private pausedUntil = 0;
   private searchPausedUntil = 0;
   private requests = 0;
+  private dailyBlockedUntil = 0;
+  /** What the last response here reported of the daily allowance, for status. */
   private dailyLimit: number | undefined;
   private dailyRemaining: number | undefined;
-  private dailyBlockedUntil = 0;
+  /** The start of the latest slot granted here, when none is in flight. */
+  private lastStart = Infinity;
 
   constructor(
     private readonly clock: Clock,
     options: GateOptions = {},
+    /** Where slots are recorded: default this process alone; shared through the database by replicas. */
+    ledger?: CrmSlotLedger,
   ) {
     this.share = options.share ?? 0.9;
     this.perWindow = this.shareOf(options.perWindow ?? 100);
@@ -73,6 +84,7 @@ export class RequestGate {
     this.maxConcurrent = options.maxConcurrent ?? 5;
     this.searchesPerSecond = options.searchesPerSecond ?? 5;
     this.isLive = options.isLive;
+    this.ledger = ledger ?? new InMemoryCrmLedger(clock);
   }
 
   private readonly isLive: (() => boolean) | undefined;
@@ -81,7 +93,7 @@ export class RequestGate {
   async run<T>(fn: () => Promise<T>, lane: Lane = 'general'): Promise<T> {
     const live = this.isLive?.() ?? false;
     if (live) this.liveWaiting += 1;
-    let slot: Slot;
+    let slot: Held;
     try {
       slot = await this.acquire(lane, live);
     } finally {
@@ -94,13 +106,14 @@ export class RequestGate {
     try {
       return await fn();
     } finally {
-      slot.at = this.clock.now();
-      this.inFlight -= 1;
+      this.ledger.release(slot.grant, this.clock.now() - slot.askedAt);
+      this.held.delete(slot);
+      this.busy -= 1;
       this.wakeAll();
     }
   }
 
-  /** Wakes every waiter: each re-checks the window itself, and none is left behind if one gives up. */
+  /** Wakes every waiter: each re-checks for itself, and none is left behind if one gives up. */
   private wakeAll(): void {
     const waiters = this.waiters;
     this.waiters = [];
@@ -112,20 +125,27 @@ export class RequestGate {
     return live || !this.isLive || limit <= 1 ? limit : limit - 1;
   }
 
-  /** Holds every request until `untilMs` (after a ten-second-window 429). */
+  /** Holds every request, of every process sharing the ledger, until `untilMs` (after a ten-second-window 429). */
   pauseUntil(untilMs: number): void {
     this.pausedUntil = Math.max(this.pausedUntil, untilMs);
+    this.share_(this.ledger.pause(untilMs - this.clock.now(), 'all'));
   }
 
   /** Holds searches only until `untilMs` (after a search-limit 429); other requests go on. */
   pauseSearchesUntil(untilMs: number): void {
     this.searchPausedUntil = Math.max(this.searchPausedUntil, untilMs);
+    this.share_(this.ledger.pause(untilMs - this.clock.now(), 'search'));
   }
 
   /** The daily allowance is spent (a DAILY 429): refuse requests until `untilMs`. */
   blockDailyUntil(untilMs: number): void {
     this.dailyBlockedUntil = Math.max(this.dailyBlockedUntil, untilMs);
-    this.dailyRemaining = 0;
+    this.share_(this.ledger.pause(untilMs - this.clock.now(), 'all', 'daily'));
+  }
+
+  /** A pause recorded for the others is best effort: this process holds it anyway. */
+  private share_(recorded: Promise<void>): void {
+    recorded.catch(() => undefined);
   }
 
   /** Reads the X-HubSpot-RateLimit-* headers of any response (lower-cased names). */
@@ -139,92 +159,85 @@ export class RequestGate {
     const interval = num('interval-milliseconds');
     if (max !== undefined && max > 0) this.perWindow = this.shareOf(max);
     if (interval !== undefined && interval > 0) this.windowMs = interval;
-    const remaining = num('remaining');
     // Someone else sharing the app used the window up: wait it out rather than draw a 429.
-    if (remaining === 0) this.pauseUntil(this.clock.now() + this.windowMs);
-    this.dailyLimit = num('daily') ?? this.dailyLimit;
-    // The header counts requests HubSpot has answered; the others still in flight will use some too.
-    const daily = num('daily-remaining');
-    if (daily !== undefined) this.dailyRemaining = daily - Math.max(0, this.inFlight - 1);
+    if (num('remaining') === 0) this.pauseUntil(this.clock.now() + this.windowMs);
+    const limit = num('daily');
+    const remaining = num('daily-remaining');
+    this.dailyLimit = limit ?? this.dailyLimit;
+    this.dailyRemaining = remaining ?? this.dailyRemaining;
+    // The response came to one of the requests in flight: the earliest of them stands for it.
+    const from = Math.min(...[...this.held].map((h) => h.grant.startedAt), this.lastStart);
+    if (limit !== undefined && remaining !== undefined && Number.isFinite(from)) {
+      this.ledger.report({ limit, remaining }, from);
+    }
   }
 
   usage(): CrmUsage {
     const now = this.clock.now();
+    const until = Math.max(this.pausedUntil, this.dailyBlockedUntil);
     return {
       requests: this.requests,
       remaining: this.dailyRemaining,
       limit: this.dailyLimit,
-      rateLimitedUntil:
-        Math.max(this.pausedUntil, this.dailyBlockedUntil) > now
-          ? Math.max(this.pausedUntil, this.dailyBlockedUntil)
-          : undefined,
+      rateLimitedUntil: until > now ? until : undefined,
     };
-  }
-
-  private checkDaily(): void {
-    const now = this.clock.now();
-    if (this.dailyRemaining !== undefined && this.dailyRemaining <= 0 && this.dailyBlockedUntil <= now) {
-      this.dailyBlockedUntil = now + msUntilUtcMidnight(now);
-    }
-    if (now < this.dailyBlockedUntil) {
-      throw new CrmDailyLimitError(
-        'HubSpot daily limit reached; requests resume after the daily reset',
-        'hubspot',
-        undefined,
-        this.dailyBlockedUntil - now,
-      );
-    }
-    // A new day: forget the spent count until a response reports the new one.
-    if (this.dailyBlockedUntil > 0) {
-      this.dailyBlockedUntil = 0;
-      this.dailyRemaining = undefined;
-    }
   }
 
   private shareOf(limit: number): number {
     return Math.max(1, Math.floor(limit * this.share));
   }
 
-  private async acquire(lane: Lane, live: boolean): Promise<Slot> {
+  private dailyLimitError(waitMs: number): CrmDailyLimitError {
+    this.dailyBlockedUntil = Math.max(this.dailyBlockedUntil, this.clock.now() + waitMs);
+    return new CrmDailyLimitError(
+      'HubSpot daily limit reached; requests resume after the daily reset',
+      'hubspot',
+      undefined,
+      waitMs,
+    );
+  }
+
+  private async acquire(lane: Lane, live: boolean): Promise<Held> {
     const search = lane === 'search';
     for (;;) {
-      this.checkDaily();
       const now = this.clock.now();
-      this.slots = this.slots.filter((s) => s.at > now - this.windowMs);
-      this.searchSlots = this.searchSlots.filter((s) => s.at > now - SEARCH_WINDOW_MS);
-      const paused = search ? Math.max(this.pausedUntil, this.searchPausedUntil) : this.pausedUntil;
-      const pauseMs = Math.max(0, paused - now);
-      const roomWait = search
-        ? windowWait(this.searchSlots, this.forOthers(this.searchesPerSecond, live), SEARCH_WINDOW_MS, now)
-        : windowWait(this.slots, this.forOthers(this.perWindow, live), this.windowMs, now);
+      if (now < this.dailyBlockedUntil) throw this.dailyLimitError(this.dailyBlockedUntil - now);
       const heldBack = !live && this.liveWaiting > 0;
-      if (heldBack || this.inFlight >= this.forOthers(this.maxConcurrent, live) || roomWait === 'release') {
+      if (heldBack || this.busy >= this.forOthers(this.maxConcurrent, live)) {
         await new Promise<void>((resolve) => this.waiters.push(resolve));
         continue;
       }
-      const waitMs = Math.max(pauseMs, roomWait);
-      if (waitMs > 0) {
-        await sleep(this.clock, waitMs);
+      const paused = search ? Math.max(this.pausedUntil, this.searchPausedUntil) : this.pausedUntil;
+      if (paused > now) {
+        await sleep(this.clock, paused - now);
         continue;
       }
-      const slot = { at: Infinity };
-      (search ? this.searchSlots : this.slots).push(slot);
-      this.inFlight += 1;
-      this.requests += 1;
-      if (this.dailyRemaining !== undefined) this.dailyRemaining -= 1;
-      return slot;
+      this.busy += 1;
+      let got: Acquired;
+      try {
+        got = await this.ledger.acquire({
+          lane,
+          limit: this.forOthers(search ? this.searchesPerSecond : this.perWindow, live),
+          windowMs: search ? SEARCH_WINDOW_MS : this.windowMs,
+          dailyReserve: 0,
+          dailyHold: { kind: 'midnight' },
+        });
+      } catch (error) {
+        this.busy -= 1;
+        this.wakeAll();
+        throw error;
+      }
+      if (got.granted) {
+        this.requests += 1;
+        const slot = { grant: got.slot, askedAt: now };
+        this.lastStart = got.slot.startedAt;
+        this.held.add(slot);
+        return slot;
+      }
+      this.busy -= 1;
+      this.wakeAll();
+      if (got.daily) throw this.dailyLimitError(got.waitMs);
+      await sleep(this.clock, got.waitMs);
     }
   }
-}
-
-/** Ms until a window of `limit` has room, or 'release' when only a request in flight finishing can make room. */
-function windowWait(slots: Slot[], limit: number, windowMs: number, now: number): number | 'release' {
-  const excess = slots.length - limit + 1;
-  if (excess <= 0) return 0;
-  const done = slots
-    .map((s) => s.at)
-    .filter((at) => at !== Infinity)
-    .sort((a, b) => a - b);
-  const freeing = done[excess - 1];
-  return freeing === undefined ? 'release' : freeing + windowMs - now;
 }

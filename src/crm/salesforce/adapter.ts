@@ -2,6 +2,7 @@ import type { SalesforceConfig } from '../../config/config.js';
 import { silentLogger, type Logger } from '../../log/logger.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError } from '../errors.js';
+import type { CrmSlotLedger } from '../limits/ledger.js';
 import { DEFAULT_DEAL_RULE, type CrmAdapter } from '../types.js';
 import { ApiBudget, DEFAULT_BUDGET, type ApiBudgetOptions } from './budget.js';
 import type { SalesforceContext } from './context.js';
@@ -32,6 +33,8 @@ export interface SalesforceAdapterDeps {
   httpProxy?: string | null;
   /** Where to stop before the org's daily API allowance (defaults in DEFAULT_BUDGET). */
   budget?: Partial<ApiBudgetOptions>;
+  /** Where the allowance is counted: default this process alone; shared through the database by replicas. */
+  ledger?: CrmSlotLedger | undefined;
   /** External-id fields used as upsert keys (defaults CrmSync_Call_Id__c, CrmSync_Followup_Id__c). */
   keyFields?: Partial<KeyFields>;
   /** Environment for proxy discovery (default process.env). */
@@ -61,11 +64,15 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
       `SALESFORCE_API_VERSION ${config.apiVersion} is too old: crm-sync needs ${MIN_API_VERSION}.0 or later`,
     );
   }
-  const budget = new ApiBudget(clock, {
-    ...DEFAULT_BUDGET,
-    ...(config.limitPauseMs !== undefined && { pauseMs: config.limitPauseMs }),
-    ...deps.budget,
-  });
+  const budget = new ApiBudget(
+    clock,
+    {
+      ...DEFAULT_BUDGET,
+      ...(config.limitPauseMs !== undefined && { pauseMs: config.limitPauseMs }),
+      ...deps.budget,
+    },
+    deps.ledger,
+  );
   const keys: KeyFields = { ...DEFAULT_KEY_FIELDS, ...deps.keyFields };
   const proxyFor = proxyResolver(deps.httpProxy, deps.env ?? process.env);
   const timeoutMs = deps.requestTimeoutMs ?? 30_000;
@@ -98,7 +105,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
   const { conn } = session;
 
   const call = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
-    budget.check();
+    const slot = await budget.acquire();
     try {
       await session.ensure();
       return await fn();
@@ -110,6 +117,8 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
       if (mapped instanceof CrmDailyLimitError) budget.pause();
       logger.debug({ op: label, err: mapped.message }, 'salesforce call failed');
       throw mapped;
+    } finally {
+      budget.release(slot);
     }
   };
   const describe = new DescribeCache((type) => call(`describe ${type}`, () => conn.describe(type)));
