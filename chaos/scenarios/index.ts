@@ -10,6 +10,7 @@ import { kill9Scenario } from './kill9.js';
 import { replicasScenario } from './replicas.js';
 import { secretsScenario } from './secrets.js';
 import { serviceStormScenario } from './serviceStorm.js';
+import { twoReplicaCrmScenario } from './twoReplicaCrm.js';
 
 export const SCENARIOS: Scenario[] = [
   kill9Scenario({ name: 'kill9-pg', database: 'postgres', kills: 20, calls: 40, budgetMs: 360_000 }),
@@ -19,6 +20,7 @@ export const SCENARIOS: Scenario[] = [
   dbOutageScenario,
   replicasScenario,
   hostileWebhooksScenario,
+  twoReplicaCrmScenario({ calls: 80, budgetMs: 300_000 }),
   // Last: it scans the output of every scenario before it.
   secretsScenario,
 ];
