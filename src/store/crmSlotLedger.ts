@@ -25,7 +25,7 @@ import {
   type LedgerState,
   type SlotAsk,
 } from '../crm/limits/slots.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { createGroupCommit } from '../util/groupCommit.js';
 import type { Clock } from '../util/clock.js';
 import { inTransaction, type Database, type Db } from './database.js';
@@ -53,6 +53,9 @@ type Row = {
   dones: (number | null)[];
 };
 
+/** How often a transaction also deletes the slots no window or report can count any more. */
+const PRUNE_EVERY_MS = 5_000;
+
 const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
@@ -62,6 +65,7 @@ export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
   let pendingReport: DailyReport | null = null;
   let timer: unknown;
   let closed = false;
+  let prunedAt = -Infinity;
 
   const grants = createGroupCommit((asks: SlotAsk[]) => decideAll(asks), { maxBatch: 64 });
 
@@ -71,9 +75,7 @@ export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
     pendingReport = null;
     try {
       return await inTransaction(db, async (tx) => {
-        await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`crm:${ledger}`}))::text AS locked`;
-        await writeFinished(tx, done);
-        if (report) await writeReport(tx, report);
+        await lockAndRecord(tx, done, report);
         const state = await readState(tx);
         const out: (Acquired | Lane)[] = [];
         let dailyPause: { untilMs: number; dropReport: boolean } | null = null;
@@ -93,7 +95,11 @@ export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
         }
         const ids = await insertGranted(tx, out, state.nowMs);
         if (dailyPause) await writeDailyPause(tx, dailyPause, state.nowMs);
-        await prune(tx, state);
+        // Now and then: the table stays small however little each transaction deletes.
+        if (state.nowMs - prunedAt >= PRUNE_EVERY_MS) {
+          await prune(tx, state);
+          prunedAt = state.nowMs;
+        }
         return out.map((o) =>
           typeof o === 'string'
             ? { granted: true as const, slot: { id: ids.get(o)!.shift()!, startedAt: state.nowMs } }
@@ -116,6 +122,46 @@ export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
     return done;
   }
 
+  /**
+   * Takes the account's lock, then (in the same statement, after it) records the answers and the
+   * report this process has for the ledger. The next statement's snapshot sees every earlier grant.
+   */
+  async function lockAndRecord(
+    tx: Db,
+    done: { id: number; elapsedMs: number }[],
+    report: DailyReport | null,
+  ): Promise<void> {
+    const ids = done.map((d) => String(d.id));
+    const elapsed = done.map((d) => d.elapsedMs);
+    await tx.$queryRaw`
+      WITH locked AS (SELECT pg_advisory_xact_lock(hashtext(${`crm:${ledger}`})) AS l),
+      fin AS (
+        UPDATE crm_request AS r SET done_at = r.started_at + c.ms * interval '1 millisecond'
+        FROM unnest(${ids}::bigint[], ${elapsed}::float8[]) AS c (id, ms), locked
+        WHERE r.id = c.id AND r.done_at IS NULL
+        RETURNING r.id),
+      rep AS (${reportUpsert(report, Prisma.sql`FROM locked`)})
+      SELECT (SELECT count(*) FROM locked)::int AS locked, (SELECT count(*) FROM fin)::int AS finished,
+             (SELECT count(*) FROM rep)::int AS reported`;
+  }
+
+  /** Records `report` unless a newer one is there; clears a probe it answers. No-op without one. */
+  function reportUpsert(report: DailyReport | null, from: Prisma.Sql = Prisma.empty): Prisma.Sql {
+    const has = report !== null;
+    const at = new Date(report?.fromMs ?? 0);
+    return Prisma.sql`
+      INSERT INTO crm_ledger (ledger, daily_limit, daily_remaining, report_from, updated_at)
+      SELECT ${ledger}, ${report?.limit ?? 0}::int, ${report?.remaining ?? 0}::int, ${at}::timestamptz, clock_timestamp()
+      ${from} WHERE ${has}::boolean
+      ON CONFLICT (ledger) DO UPDATE SET
+        daily_limit = EXCLUDED.daily_limit, daily_remaining = EXCLUDED.daily_remaining,
+        report_from = EXCLUDED.report_from, updated_at = EXCLUDED.updated_at,
+        probe_since = CASE WHEN crm_ledger.probe_since <= EXCLUDED.report_from THEN NULL
+                           ELSE crm_ledger.probe_since END
+      WHERE crm_ledger.report_from IS NULL OR crm_ledger.report_from <= EXCLUDED.report_from
+      RETURNING ledger`;
+  }
+
   async function writeFinished(tx: Db, done: { id: number; elapsedMs: number }[]): Promise<void> {
     if (done.length === 0) return;
     const ids = done.map((d) => String(d.id));
@@ -127,16 +173,7 @@ export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
   }
 
   async function writeReport(tx: Db, report: DailyReport): Promise<void> {
-    const from = new Date(report.fromMs);
-    await tx.$executeRaw`
-      INSERT INTO crm_ledger (ledger, daily_limit, daily_remaining, report_from, updated_at)
-      VALUES (${ledger}, ${report.limit}, ${report.remaining}, ${from}, clock_timestamp())
-      ON CONFLICT (ledger) DO UPDATE SET
-        daily_limit = EXCLUDED.daily_limit, daily_remaining = EXCLUDED.daily_remaining,
-        report_from = EXCLUDED.report_from, updated_at = EXCLUDED.updated_at,
-        probe_since = CASE WHEN crm_ledger.probe_since <= EXCLUDED.report_from THEN NULL
-                           ELSE crm_ledger.probe_since END
-      WHERE crm_ledger.report_from IS NULL OR crm_ledger.report_from <= EXCLUDED.report_from`;
+    await tx.$queryRaw`WITH rep AS (${reportUpsert(report)}) SELECT count(*)::int AS reported FROM rep`;
   }
 
   async function readState(tx: Prisma.TransactionClient): Promise<LedgerState> {
