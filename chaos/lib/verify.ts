@@ -96,6 +96,24 @@ export function checkWrittenOnce(
   checkWrittenOnceIn(verdict, { ...rest, crm: hubspotReadback(hs) });
 }
 
+/**
+ * The end of a HubSpot scenario: waits for quiescence (reported as 'calls' and 'settled in'), then
+ * the written-once and no-429 checks.
+ */
+export async function checkSettledOnHubSpot(
+  verdict: Verdict,
+  input: { worker: WorkerProcess; svc: ServiceSandbox; hs: HubSpotSandbox; callIds: string[] },
+  options: { timeoutMs: number; signal: AbortSignal },
+): Promise<void> {
+  const { svc, hs, callIds } = input;
+  const { states, ms, quiet, jobs } = await waitQuiescent(input.worker, callIds, options);
+  verdict.figure('calls', callIds.length);
+  verdict.figure('settled in', `${(ms / 1000).toFixed(0)} s`);
+  verdict.check(quiet, `not quiescent: ${unquiet(states, jobs)}`);
+  checkWrittenOnce(verdict, { svc, hs, callIds, states });
+  checkNo429(verdict, svc, hs);
+}
+
 /** No 429 from the Service or HubSpot; adds the Service's busiest second and minute as figures. */
 export function checkNo429(verdict: Verdict, svc: ServiceSandbox, hs: HubSpotSandbox): void {
   const counters = svc.state.countersSnapshot();

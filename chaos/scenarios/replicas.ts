@@ -10,7 +10,7 @@ import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
 import { planLimits, startStack } from '../lib/stack.js';
 import { MomentTaps } from '../lib/taps.js';
-import { checkNo429, checkWrittenOnce, unquiet, waitQuiescent } from '../lib/verify.js';
+import { checkSettledOnHubSpot } from '../lib/verify.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 
 /** The promise: leadership moves within a minute of the leader's death. */
@@ -87,15 +87,11 @@ async function runReplicas(ctx: ScenarioContext) {
     verdict.figure('killed', atPoll ? 'mid-poll' : 'mid-run (no poll page came)');
 
     await loading;
-    const { states, ms, quiet, jobs } = await waitQuiescent(follower, load.callIds, {
-      timeoutMs: 100_000,
-      signal: ctx.signal,
-    });
-    verdict.figure('calls', load.callIds.length);
-    verdict.figure('settled in', `${(ms / 1000).toFixed(0)} s`);
-    verdict.check(quiet, `not quiescent: ${unquiet(states, jobs)}`);
-    checkWrittenOnce(verdict, { svc: stack.svc, hs: stack.hs, callIds: load.callIds, states });
-    checkNo429(verdict, stack.svc, stack.hs);
+    await checkSettledOnHubSpot(
+      verdict,
+      { worker: follower, svc: stack.svc, hs: stack.hs, callIds: load.callIds },
+      { timeoutMs: 100_000, signal: ctx.signal },
+    );
     const limits = planLimits(PLAN);
     const counters = stack.svc.state.countersSnapshot();
     verdict.figure('plan', `${limits.burstPerSecond}/s,${limits.ratePerMinute}/min`);

@@ -10,7 +10,7 @@ import { startWebhookRelay, type WebhookRelay } from '../lib/webhookRelay.js';
 import { CallLoad } from '../lib/load.js';
 import { startChaosWorker, type ChaosWorker } from '../lib/processes.js';
 import { startStack } from '../lib/stack.js';
-import { checkNo429, checkWrittenOnce, unquiet, waitQuiescent } from '../lib/verify.js';
+import { checkSettledOnHubSpot } from '../lib/verify.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 
 /** HubSpot's ten-second window, as the sandbox enforces it. */
@@ -70,15 +70,11 @@ async function runTwoReplicaCrm(ctx: ScenarioContext, calls: number) {
 
     const load = new CallLoad(stack.svc, ctx.random, { calls, pollOnlyShare: 0.2, stepMs: [40, 160] });
     await load.run(ctx.signal);
-    const { states, ms, quiet, jobs } = await waitQuiescent(workers[0]!, load.callIds, {
-      timeoutMs: 150_000,
-      signal: ctx.signal,
-    });
-    verdict.figure('calls', load.callIds.length);
-    verdict.figure('settled in', `${(ms / 1000).toFixed(0)} s`);
-    verdict.check(quiet, `not quiescent: ${unquiet(states, jobs)}`);
-    checkWrittenOnce(verdict, { svc: stack.svc, hs: stack.hs, callIds: load.callIds, states });
-    checkNo429(verdict, stack.svc, stack.hs);
+    await checkSettledOnHubSpot(
+      verdict,
+      { worker: workers[0]!, svc: stack.svc, hs: stack.hs, callIds: load.callIds },
+      { timeoutMs: 150_000, signal: ctx.signal },
+    );
 
     const records = stack.hs.state.requests.records;
     const most = busiestWindow(records);
