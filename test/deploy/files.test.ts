@@ -134,7 +134,10 @@ describe('docs/install.md', () => {
     for (const field of required) {
       const row = rows.get(`${field.object}.${field.name}`);
       expect(row, `${field.object}.${field.name}`).toBeDefined();
-      const types = { number: 'Number(16, 2)', date: 'Date' } as Record<string, string>;
+      const types = { number: 'Number(16, 2)', date: 'Date', datetime: 'Date/Time' } as Record<
+        string,
+        string
+      >;
       expect(row?.type).toBe(types[field.type] ?? 'Text(255)');
       expect(row?.externalId, `${field.object}.${field.name} External ID`).toBe(field.unique === true);
     }
