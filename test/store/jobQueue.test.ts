@@ -394,7 +394,7 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
     ).toEqual([id]);
     expect((await getJob(prisma, id))!.lockedUntil!.getTime()).toBeGreaterThan(now.getTime() + 50_000);
     // A lease that has run out on the database's clock goes back, whoever asks.
-    await heartbeatOnDbTime(prisma, { ids: [id], workerId: 'lagging', leaseMs: 0, now: lagging });
+    await heartbeatOnDbTime(prisma, { ids: [id], workerId: 'lagging', leaseMs: -1_000, now: lagging });
     const [taken] = await claimOnDbTime(prisma, {
       workerId: 'ahead',
       limit: 1,

@@ -101,7 +101,7 @@ describe.each(DATABASE_KINDS)('LeaderLease on %s', (kind) => {
     expect((await tryAcquireLease(prisma, { name: 'db-time', holder: 'B', ttlMs: 60_000 })).leader).toBe(
       false,
     );
-    await tryAcquireLease(prisma, { name: 'db-time', holder: 'A', ttlMs: 0 });
+    await tryAcquireLease(prisma, { name: 'db-time', holder: 'A', ttlMs: -1_000 });
     const b = await tryAcquireLease(prisma, { name: 'db-time', holder: 'B', ttlMs: 60_000 });
     expect(b).toMatchObject({ leader: true, lease: { holder: 'B' } });
   });
