@@ -8,6 +8,7 @@ import type { PipelineDeps } from './deps.js';
 import { generateFollowupsOnce } from './followups.js';
 import { activityReadsFollowups, refusedStamp, unstamped } from './followupStamp.js';
 import type { PreparedWrite } from './writeback.js';
+import { sideEffect, stillGoing } from './jobRun.js';
 
 /**
  * The activities' batch upsert; those the CRM refused only for the generation stamp (it lacks the
@@ -18,20 +19,25 @@ export async function upsertActivities(
   activities: ActivityWrite[],
   writes: PreparedWrite[],
 ): Promise<Map<string, WriteResult>> {
-  const results = await settleEach(
-    activities.map((a) => a.callId),
-    () => deps.crm.upsertActivities(activities),
-  );
+  const runOf = (a: ActivityWrite) => writes.find((w) => w.callId === a.callId)?.item.run;
+  // One batch write for the calls whose run goes on; the others get the reason they stopped.
+  const upsert = async (list: ActivityWrite[], build: (a: ActivityWrite) => ActivityWrite) => {
+    const { going, stopped } = stillGoing(list, runOf);
+    const out = await settleEach(
+      going.map((a) => a.callId),
+      () => sideEffect(going.map(runOf), () => deps.crm.upsertActivities(going.map(build))),
+    );
+    for (const { item, reason } of stopped)
+      out.set(item.callId, { key: item.callId, ok: false, error: reason as Error });
+    return out;
+  };
+  const results = await upsert(activities, (a) => a);
   const again = activities.filter((a) => refusedStamp(deps.mapping, results.get(a.callId)));
   if (again.length === 0) return results;
-  const retried = again.map((a) => unstamped(deps.mapping, a));
-  for (const [i, a] of again.entries()) {
-    writes.find((w) => w.callId === a.callId)?.warnings.push(retried[i]!.warning);
-  }
-  const second = await settleEach(
-    again.map((a) => a.callId),
-    () => deps.crm.upsertActivities(retried.map((r) => r.activity)),
-  );
+  const retried = new Map(again.map((a) => [a.callId, unstamped(deps.mapping, a)]));
+  for (const a of again)
+    writes.find((w) => w.callId === a.callId)?.warnings.push(retried.get(a.callId)!.warning);
+  const second = await upsert(again, (a) => retried.get(a.callId)!.activity);
   for (const [key, r] of second) results.set(key, r);
   return results;
 }

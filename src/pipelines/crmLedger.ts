@@ -14,6 +14,7 @@ import { transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatus
 import type { SyncState } from '../sync/states.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
+import { sideEffect, stillGoing, type JobRun } from './jobRun.js';
 
 /** What the check needs of the pipeline's dependencies. */
 export type LedgerDeps = Pick<
@@ -83,6 +84,8 @@ export interface Adoption {
   record: SyncStatusRecord;
   call: Call;
   written: WrittenCall;
+  /** The job run adopting it (jobRun.ts). */
+  run?: JobRun | undefined;
 }
 
 /**
@@ -103,6 +106,10 @@ export async function adoptAll(
   const out = new Map<number, string | Error>();
   if (adoptions.length === 0) return out;
   const lookups = await lookUpAll(deps, adoptions);
+  // Re-linking writes to the CRM: the calls whose run was told to stop leave first.
+  const { going, stopped } = stillGoing(adoptions, (a) => a.run);
+  for (const { item, reason } of stopped) out.set(item.jobId, asError(reason));
+  adoptions = going;
   const kind = deps.mapping.writeback.followups?.kind;
   const planned = adoptions.map((a) => {
     const lookup = lookups.get(a.jobId);
@@ -116,7 +123,10 @@ export async function adoptAll(
   });
   let moved: LinkMoveResult[];
   try {
-    moved = await deps.crm.moveActivityLinks(planned.flatMap((p) => p.moves));
+    moved = await sideEffect(
+      adoptions.map((a) => a.run),
+      () => deps.crm.moveActivityLinks(planned.flatMap((p) => p.moves)),
+    );
   } catch (error) {
     for (const a of adoptions) out.set(a.jobId, asError(error));
     return out;
@@ -165,20 +175,22 @@ async function lookUpAll(deps: LedgerDeps, adoptions: Adoption[]): Promise<Map<n
 
 async function adoptOne(
   deps: LedgerDeps,
-  { record, written }: Adoption,
+  { record, written, run }: Adoption,
   lookup: CrmLookup | undefined,
   writes: number,
 ): Promise<string> {
   const { db, crmName: crm, clock } = deps;
   const crmFollowupIds = written.followups.map((f) => f.crmId);
   const now = new Date(clock.now());
-  if (deps.mapping.writeback.followups) await claimFollowupGeneration(db, record.callId, crm, now);
+  if (deps.mapping.writeback.followups)
+    await claimFollowupGeneration(db, record.callId, crm, now, run?.fence);
   const relinked =
     writes > 0 ? `re-linked to the current match (${writes} link write(s))` : 'nothing written';
   const detail = `found in the CRM: activity ${written.activityId} and ${crmFollowupIds.length} follow-up(s); ${relinked}`;
   const links = lookup ? linksOf(lookup) : undefined;
-  await toWritingBack(deps, record);
+  await toWritingBack(deps, record, run);
   await transitionSyncStatus(db, {
+    fence: run?.fence,
     callId: record.callId,
     crm,
     to: 'written_back',
@@ -207,13 +219,19 @@ async function adoptOne(
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 /** The shortest way the state table allows from wherever the call is to writing_back. */
-async function toWritingBack(deps: LedgerDeps, record: SyncStatusRecord): Promise<void> {
+async function toWritingBack(deps: LedgerDeps, record: SyncStatusRecord, run?: JobRun): Promise<void> {
   const via: Partial<Record<SyncState, SyncState>> = { failed: 'awaiting_analysis', skipped: 'discovered' };
   let state = record.state;
   const step = via[state];
   if (step) {
-    await moveTo(deps, { callId: record.callId, state }, step, 'found written in the CRM');
+    await moveTo(deps, { callId: record.callId, state }, step, 'found written in the CRM', run?.fence);
     state = step;
   }
-  await moveTo(deps, { callId: record.callId, state }, 'writing_back', 'found written in the CRM');
+  await moveTo(
+    deps,
+    { callId: record.callId, state },
+    'writing_back',
+    'found written in the CRM',
+    run?.fence,
+  );
 }

@@ -25,6 +25,8 @@ import { adoptAll, holdsEverything, readLedger, type Adoption, type Ledger } fro
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
+import type { JobRun } from './jobRun.js';
+import type { Fence } from '../store/fence.js';
 import { analysisWaitMs, ANALYSIS_GIVE_UP_MS } from './analysisWait.js';
 import { callPhaseOf, endedReason } from './callStatus.js';
 import { ANALYSIS_SAFETY_CHECK_MS } from './route.js';
@@ -38,6 +40,8 @@ export interface WritebackItem {
   jobId: number;
   payload: WritebackJobPayload;
   priority: Priority;
+  /** The job run: its lease fences the item's writes, its signal stops its side effects (jobRun.ts). */
+  run?: JobRun | undefined;
 }
 
 export interface PreparedWrite {
@@ -194,7 +198,8 @@ async function prepare(
 ): Promise<Prepared> {
   const { db, crmName: crm, clock } = deps;
   const { callId } = item.payload;
-  const opts = { priority: item.priority };
+  // Reads stop as soon as the run is told to (they change nothing): no waiting for a slot in vain.
+  const opts = { priority: item.priority, signal: item.run?.signal };
   const now = () => new Date(clock.now());
   if ('done' in stored.start) return done(stored.start.done);
   const { followupsOnly } = stored.start;
@@ -207,30 +212,31 @@ async function prepare(
   if (written instanceof Error) throw written;
   // Adopted with the batch's others (adoptAll), once their links are checked.
   if (written && holdsEverything(deps.mapping, written)) {
-    return { kind: 'adopt', jobId: item.jobId, record, call, written };
+    return { kind: 'adopt', jobId: item.jobId, record, call, written, run: item.run };
   }
 
-  if (callPhaseOf(call.status) === 'ended') return settle(deps, record, 'skipped', endedReason(call.status));
+  if (callPhaseOf(call.status) === 'ended')
+    return settle(deps, item, record, 'skipped', endedReason(call.status));
   if (call.status !== 'analyzed') {
-    return waitForAnalysis(deps, record, call, `call is ${call.status}`, ANALYSIS_SAFETY_CHECK_MS);
+    return waitForAnalysis(deps, item, record, call, `call is ${call.status}`, ANALYSIS_SAFETY_CHECK_MS);
   }
   let analysis: Analysis;
   try {
     analysis = await deps.service.getAnalysis(callId, opts);
   } catch (err) {
     if (!(err instanceof ServiceNotReadyError)) throw err;
-    return waitForAnalysis(deps, record, call, 'analysis not ready', 60_000);
+    return waitForAnalysis(deps, item, record, call, 'analysis not ready', 60_000);
   }
 
   const email = call.participant?.email;
-  if (!email) return settle(deps, record, 'skipped', 'the call has no participant email');
+  if (!email) return settle(deps, item, record, 'skipped', 'the call has no participant email');
   const lookup = await deps.lookups.get({
     email,
     name: call.participant?.name ?? undefined,
     company: call.participant?.company ?? undefined,
   });
   if (lookup.matchedBy === 'none' || (!lookup.contact && !lookup.company)) {
-    return settle(deps, record, 'skipped', noMatchReason(email));
+    return settle(deps, item, record, 'skipped', noMatchReason(email));
   }
 
   const drafts = stored.drafts.map((d) => d.raw as DraftInput);
@@ -259,6 +265,7 @@ async function prepare(
  */
 async function waitForAnalysis(
   deps: PipelineDeps,
+  item: WritebackItem,
   record: SyncStatusRecord,
   call: Call,
   why: string,
@@ -269,13 +276,14 @@ async function waitForAnalysis(
   if (age > ANALYSIS_GIVE_UP_MS) {
     return settle(
       deps,
+      item,
       record,
       'failed',
       `${why} ${Math.round(age / 3_600_000)} h after the call; gave up`,
       'SERVICE_NOT_READY',
     );
   }
-  await moveTo(deps, record, 'awaiting_analysis', why);
+  await moveTo(deps, record, 'awaiting_analysis', why, item.run?.fence);
   return later(analysisWaitMs(age, floorMs), `${why}; waiting for its analysis`);
 }
 
@@ -285,11 +293,13 @@ export async function moveTo(
   record: Pick<SyncStatusRecord, 'callId' | 'state'>,
   to: SyncState,
   detail: string,
+  /** The job run moving it (src/store/fence.ts). */
+  fence?: Fence,
 ): Promise<void> {
   if (record.state === to) return;
   // A replay of a written call passes through awaiting_analysis (the table's resync path).
   if (record.state === 'written_back' && to === 'writing_back') {
-    await moveTo(deps, record, 'awaiting_analysis', 'resync');
+    await moveTo(deps, record, 'awaiting_analysis', 'resync', fence);
     record = { ...record, state: 'awaiting_analysis' };
   }
   await transitionSyncStatus(deps.db, {
@@ -298,6 +308,7 @@ export async function moveTo(
     to,
     now: new Date(deps.clock.now()),
     detail,
+    fence,
   });
 }
 
@@ -307,6 +318,7 @@ export async function moveTo(
  */
 async function settle(
   deps: PipelineDeps,
+  item: WritebackItem,
   record: SyncStatusRecord,
   to: 'skipped' | 'failed',
   detail: string,
@@ -314,7 +326,14 @@ async function settle(
 ): Promise<Prepared> {
   const now = new Date(deps.clock.now());
   if (canTransition(record.state, to)) {
-    await transitionSyncStatus(deps.db, { callId: record.callId, crm: deps.crmName, to, now, detail });
+    await transitionSyncStatus(deps.db, {
+      callId: record.callId,
+      crm: deps.crmName,
+      to,
+      now,
+      detail,
+      fence: item.run?.fence,
+    });
   }
   if (to === 'failed' || !canTransition(record.state, to)) {
     await recordSyncError(deps.db, {
