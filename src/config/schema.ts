@@ -146,6 +146,26 @@ export const rawConfigSchema = z.object({
   HOST: optionalText.pipe(hostName.default('0.0.0.0')),
   /** Guards the console, /status and /admin/*; without it they answer loopback requests only. */
   ADMIN_TOKEN: optionalText.pipe(z.string().min(16, 'expected at least 16 characters').optional()),
+  /**
+   * The address admins open the console at (e.g. https://crm-sync.example.com). With ADMIN_TOKEN,
+   * console requests must carry this host and same-site posts this origin.
+   */
+  PUBLIC_URL: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+      .refine(
+        (v) => ['', '/'].includes(new URL(v).pathname),
+        'expected an origin only, such as https://crm-sync.example.com',
+      )
+      .optional(),
+  ),
+  /** A proxy in front of the worker sets X-Forwarded-Proto: trusted only when this is true. */
+  TRUST_PROXY: optionalText.pipe(
+    z
+      .enum(['true', 'false'], { error: 'expected true or false' })
+      .default('false')
+      .transform((v) => v === 'true'),
+  ),
   /** HubSpot account (portal) id, for links from the console to HubSpot records. */
   HUBSPOT_PORTAL_ID: optionalText.pipe(
     z.string().regex(/^\d+$/, 'expected the numeric HubSpot account id').optional(),

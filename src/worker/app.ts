@@ -232,7 +232,7 @@ export async function startWorker(
       crm: () => credentials.readiness(),
       clock,
     });
-    const access = accessKeys(config.http.adminToken);
+    const access = accessKeys(config.http.adminToken, config.http.publicOrigin);
     // The console's mapping preview: reads only, at write-back priority, from this worker's budget.
     const previewSource: PreviewSource = {
       getCall: (callId) => service.getCall(callId, { priority: 'writeback' }),
