@@ -56,7 +56,7 @@ describe('doctor with Salesforce', () => {
     const io = captureIo();
     expect(await runDoctor(configFrom(salesforceEnv(svc, ready)), io)).toBe(0);
     expect(io.text()).toContain('✔ Salesforce Task.CrmSync_Call_Id__c: string(255)');
-    expect(io.text()).toMatch(/All 20 checks passed\.$/);
+    expect(io.text()).toMatch(/All 21 checks passed\.$/);
   });
 
   it('fails the credentials check for a token Salesforce refuses', async () => {
