@@ -140,4 +140,34 @@ describe('Salesforce sessions', () => {
     expect(counts[TOKEN]).toBe(2);
     expect(counts[`GET ${QUERY}`]).toBe(3);
   });
+
+  it('client credentials: starts from client id and secret alone, and asks for a new token when it expires', async () => {
+    const clock = new FakeClock();
+    const s = await start(clock);
+    const { clientId, clientSecret } = s.oauth;
+    const adapter = createSalesforceAdapter({
+      config: { loginUrl: s.url, apiVersion: '62.0', clientId, clientSecret },
+      clock,
+    });
+    expect(adapter.authMode).toBe('client_credentials');
+    const before = await adapter.lookup(bob, FIELDS);
+    expect(before.matchedBy).toBe('email');
+    await clock.advance(TTL + 1);
+    expect(await adapter.lookup(bob, FIELDS)).toEqual(before);
+    const { counts, recent } = await requestCounts(s);
+    // One token at start, one after the 401 of the expired one; no refresh token anywhere.
+    expect(counts[TOKEN]).toBe(2);
+    expect(recent.filter((r) => r.status === 401)).toHaveLength(1);
+  });
+
+  it('client credentials: CrmAuthError, without the secret, when the app has no Run As user', async () => {
+    sb = await startSalesforceSandbox({ clientCredentials: false, jwtKeys: testJwtKeys() });
+    const { clientId, clientSecret } = sb.oauth;
+    const adapter = createSalesforceAdapter({
+      config: { loginUrl: sb.url, apiVersion: '62.0', clientId, clientSecret },
+    });
+    const err = await adapter.lookup(bob, FIELDS).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmAuthError);
+    expect((err as Error).message).not.toContain(clientSecret);
+  });
 });

@@ -17,12 +17,17 @@ export function sandboxConfig(sb: SalesforceSandbox, over: Partial<SalesforceCon
   return { instanceUrl: sb.url, loginUrl: sb.url, accessToken: sb.accessToken, apiVersion: '62.0', ...over };
 }
 
+export interface RequestLog {
+  total: number;
+  counts: Record<string, number>;
+  /** The latest requests, oldest first. */
+  recent: { method: string; path: string; status: number }[];
+}
+
 /** Reads the sandbox's request counters through its admin API. */
-export async function requestCounts(
-  sb: SalesforceSandbox,
-): Promise<{ total: number; counts: Record<string, number> }> {
+export async function requestCounts(sb: SalesforceSandbox): Promise<RequestLog> {
   const res = await fetch(`${sb.url}/_admin/requests`);
-  return (await res.json()) as { total: number; counts: Record<string, number> };
+  return (await res.json()) as RequestLog;
 }
 
 export async function adminRecords(sb: SalesforceSandbox, type: string): Promise<Record<string, unknown>[]> {

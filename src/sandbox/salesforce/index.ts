@@ -23,7 +23,9 @@ export interface SalesforceSandboxOptions {
   apiUsed?: number;
   /** Records per query page (default 2,000 as Salesforce). */
   queryBatchSize?: number;
-  /** Connected-app credentials the token endpoint accepts. */
+  /** The app's client credentials flow, run as the integration user (default on). */
+  clientCredentials?: boolean;
+  /** App (External Client App or connected app) credentials the token endpoint accepts. */
   clientId?: string;
   clientSecret?: string;
   /**
@@ -72,6 +74,7 @@ export async function startSalesforceSandbox(
     clientId,
     clientSecret,
     jwtPublicKeyPem: opts.jwtKeys?.publicKeyPem,
+    clientCredentials: opts.clientCredentials,
     faultRates: opts.faultRates,
     faultSeed: opts.faultSeed,
   });

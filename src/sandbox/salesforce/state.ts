@@ -48,6 +48,8 @@ export interface SandboxStateOptions {
   queryBatchSize: number;
   clientId: string;
   clientSecret: string;
+  /** Whether the app has the client credentials flow on, run as the integration user (default on). */
+  clientCredentials?: boolean | undefined;
   /** Public key for JWT assertions; a fresh key pair is made when absent. */
   jwtPublicKeyPem?: string | undefined;
   /** Random REQUEST_LIMIT_EXCEEDED and 5xx at these rates (default none), seeded by `faultSeed`. */
@@ -98,6 +100,7 @@ export class SalesforceSandboxState {
       { clientId: opts.clientId, clientSecret: opts.clientSecret, jwtPublicKey: publicKey },
       (username) =>
         this.store.all('User').find((u) => String(u.Username).toLowerCase() === username.toLowerCase())?.Id,
+      opts.clientCredentials === false ? undefined : this.integrationUserId,
     );
     this.refreshToken = this.issuer.issueRefreshToken(this.integrationUserId);
   }
