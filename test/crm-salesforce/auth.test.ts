@@ -1,4 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CrmAuthError } from '../../src/crm/errors.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
@@ -58,7 +59,7 @@ describe('Salesforce sessions', () => {
   it('starts from a refresh token alone (no access token, no instance URL)', async () => {
     const s = await start(new FakeClock());
     const { clientId, clientSecret, refreshToken } = s.oauth;
-    const config = { loginUrl: s.url, apiVersion: '62.0', clientId, clientSecret, refreshToken };
+    const config = { loginUrl: s.url, apiVersion: DEFAULT_API_VERSION, clientId, clientSecret, refreshToken };
     const adapter = createSalesforceAdapter({ config });
     expect(adapter.authMode).toBe('refresh_token');
     expect((await adapter.lookup(bob, FIELDS)).matchedBy).toBe('email');
@@ -72,7 +73,7 @@ describe('Salesforce sessions', () => {
     const s = await start(clock);
     const config = {
       loginUrl: s.url,
-      apiVersion: '62.0',
+      apiVersion: DEFAULT_API_VERSION,
       clientId: s.oauth.clientId,
       username: s.oauth.username,
       // As an environment variable carries it: one line with literal \n.
@@ -94,7 +95,7 @@ describe('Salesforce sessions', () => {
     });
     const config = {
       loginUrl: s.url,
-      apiVersion: '62.0',
+      apiVersion: DEFAULT_API_VERSION,
       clientId: s.oauth.clientId,
       username: s.oauth.username,
       jwtPrivateKey: other.toString(),
@@ -146,7 +147,7 @@ describe('Salesforce sessions', () => {
     const s = await start(clock);
     const { clientId, clientSecret } = s.oauth;
     const adapter = createSalesforceAdapter({
-      config: { loginUrl: s.url, apiVersion: '62.0', clientId, clientSecret },
+      config: { loginUrl: s.url, apiVersion: DEFAULT_API_VERSION, clientId, clientSecret },
       clock,
     });
     expect(adapter.authMode).toBe('client_credentials');
@@ -164,7 +165,7 @@ describe('Salesforce sessions', () => {
     sb = await startSalesforceSandbox({ clientCredentials: false, jwtKeys: testJwtKeys() });
     const { clientId, clientSecret } = sb.oauth;
     const adapter = createSalesforceAdapter({
-      config: { loginUrl: sb.url, apiVersion: '62.0', clientId, clientSecret },
+      config: { loginUrl: sb.url, apiVersion: DEFAULT_API_VERSION, clientId, clientSecret },
     });
     const err = await adapter.lookup(bob, FIELDS).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CrmAuthError);

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { SalesforceConfig } from '../../src/config/config.js';
+import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import type { LookupFields } from '../../src/crm/types.js';
 import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 
@@ -14,7 +15,13 @@ export const FIELDS: LookupFields = {
 
 /** Access-token configuration pointing at the sandbox; override to pick another auth flow. */
 export function sandboxConfig(sb: SalesforceSandbox, over: Partial<SalesforceConfig> = {}): SalesforceConfig {
-  return { instanceUrl: sb.url, loginUrl: sb.url, accessToken: sb.accessToken, apiVersion: '62.0', ...over };
+  return {
+    instanceUrl: sb.url,
+    loginUrl: sb.url,
+    accessToken: sb.accessToken,
+    apiVersion: DEFAULT_API_VERSION,
+    ...over,
+  };
 }
 
 export interface RequestLog {
@@ -44,7 +51,7 @@ export async function adminPost(sb: SalesforceSandbox, path: string, body?: unkn
   if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
 }
 
-export const QUERY = '/services/data/v62.0/query';
+export const QUERY = `/services/data/v${DEFAULT_API_VERSION}/query`;
 
 let keys: { publicKeyPem: string; privateKeyPem: string } | undefined;
 

@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../../util/clock.js';
 import type { CrmFaultRates } from '../crmFaults.js';
 import { createSandboxServer } from './server.js';
 import { SalesforceSandboxState } from './state.js';
+import type { VersionRange } from './versions.js';
 
 export { SalesforceSandboxState, type FaultSpec } from './state.js';
 export { INTEGRATION_USERNAME } from './seed.js';
@@ -23,6 +24,8 @@ export interface SalesforceSandboxOptions {
   apiUsed?: number;
   /** Records per query page (default 2,000 as Salesforce). */
   queryBatchSize?: number;
+  /** The API versions the org offers (default 31.0 to 68.0). */
+  apiVersions?: VersionRange;
   /** The app's client credentials flow, run as the integration user (default on). */
   clientCredentials?: boolean;
   /** App (External Client App or connected app) credentials the token endpoint accepts. */
@@ -75,6 +78,7 @@ export async function startSalesforceSandbox(
     clientSecret,
     jwtPublicKeyPem: opts.jwtKeys?.publicKeyPem,
     clientCredentials: opts.clientCredentials,
+    apiVersions: opts.apiVersions,
     faultRates: opts.faultRates,
     faultSeed: opts.faultSeed,
   });
