@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { PLAN_NAMES } from '../budget/plans.js';
+import { DEFAULT_API_VERSION } from '../crm/salesforce/apiVersions.js';
 import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
 
 /**
@@ -130,8 +131,8 @@ export const rawConfigSchema = z.object({
   SALESFORCE_API_VERSION: optionalText.pipe(
     z
       .string()
-      .regex(/^\d+\.0$/, 'expected a version like 62.0')
-      .default('62.0'),
+      .regex(/^\d+\.0$/, `expected a version like ${DEFAULT_API_VERSION}`)
+      .default(DEFAULT_API_VERSION),
   ),
   /** How long to hold Salesforce requests after REQUEST_LIMIT_EXCEEDED (the daily allowance). */
   SALESFORCE_LIMIT_PAUSE_MS: optionalText.pipe(positiveInt.default(900_000)),
