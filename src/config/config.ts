@@ -23,6 +23,8 @@ export interface ServiceConfig {
 
 export interface HubSpotConfig {
   baseUrl: string;
+  /** HubSpot's date version, e.g. 2026-09 (HUBSPOT_API_VERSION; the adapter's default when unset). */
+  apiVersion?: string | undefined;
   accessToken?: string | undefined;
   clientId?: string | undefined;
   clientSecret?: string | undefined;
@@ -197,6 +199,7 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
     crm: raw.CRM,
     hubspot: {
       baseUrl: raw.HUBSPOT_BASE_URL,
+      apiVersion: raw.HUBSPOT_API_VERSION,
       accessToken: raw.HUBSPOT_ACCESS_TOKEN,
       clientId: raw.HUBSPOT_CLIENT_ID,
       clientSecret: raw.HUBSPOT_CLIENT_SECRET,

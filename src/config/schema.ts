@@ -3,6 +3,7 @@ import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { PLAN_NAMES } from '../budget/plans.js';
 import { DEFAULT_API_VERSION } from '../crm/salesforce/apiVersions.js';
+import { DEFAULT_HUBSPOT_API_VERSION, isHubSpotApiVersion } from '../crm/hubspot/paths.js';
 import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
 
 /**
@@ -116,6 +117,16 @@ export const rawConfigSchema = z.object({
     z.enum(['hubspot', 'salesforce'], { error: 'expected hubspot | salesforce' }).default('hubspot'),
   ),
   HUBSPOT_BASE_URL: optionalText.pipe(url.default('https://api.hubapi.com')),
+  /** HubSpot's date-versioned API the worker calls (src/crm/hubspot/paths.ts). */
+  HUBSPOT_API_VERSION: optionalText.pipe(
+    z
+      .string()
+      .refine(
+        isHubSpotApiVersion,
+        'expected a HubSpot date version (2026-03, 2026-09, ...: March or September)',
+      )
+      .default(DEFAULT_HUBSPOT_API_VERSION),
+  ),
   HUBSPOT_ACCESS_TOKEN: optionalText,
   HUBSPOT_CLIENT_ID: optionalText,
   HUBSPOT_CLIENT_SECRET: optionalText,
