@@ -149,9 +149,9 @@ export function formatChecklist(checks: SetupCheck[], crm?: AppConfig['crm']): s
   const lines: string[] = [];
   for (const c of checks) {
     const [first = '', ...more] = c.detail.split('\n');
-    lines.push(`${c.ok ? '✔' : '✖'} ${c.name}: ${first}`);
+    lines.push(`${c.ok ? (c.warn ? '⚠' : '✔') : '✖'} ${c.name}: ${first}`);
     lines.push(...more.map((l) => `    ${l}`));
-    if (c.fix) lines.push(`    ${c.ok ? '' : 'to fix: '}${c.fix}`);
+    if (c.fix) lines.push(`    ${c.ok && !c.warn ? '' : 'to fix: '}${c.fix}`);
   }
   const failed = checks.filter((c) => !c.ok).length;
   lines.push('');
