@@ -45,6 +45,7 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   app.get('/_admin/requests', async () => ({
     total: state.requests.records.length,
     byPath: state.requests.byPath(),
+    byPrefix: state.prefixCounts.counts,
     rateLimited: state.limits.rejected,
     requests: state.requests.records,
   }));
