@@ -20,6 +20,8 @@ export interface SandboxState {
   requests: RequestLog;
   /** Requests by path prefix, dated or legacy, over the sandbox's life (not reset). */
   prefixCounts: PrefixCounts;
+  /** The scopes the credentials hold; undefined: every scope. */
+  scopes: Set<string> | undefined;
   /** Whether numbered-version paths are served (else answered 410). */
   legacyPaths: boolean;
   /** Ids of the seeded records, for tests. */

@@ -13,6 +13,7 @@ import { registerBatchUpdate } from './routes/batchUpdate.js';
 import { registerObjectReads } from './routes/objectReads.js';
 import { registerObjectWrites } from './routes/objectWrites.js';
 import { registerProperties } from './routes/properties.js';
+import { missingScopesBody, requiredScope } from './scopes.js';
 import { seed } from './seed.js';
 import { COUNTS_DIR_ENV, PrefixCounts } from './prefixCounts.js';
 import { classifyPath, DATED_VERSIONS, datedEquivalent, TOKEN_PATH } from './versions.js';
@@ -45,6 +46,11 @@ export interface HubSpotSandboxOptions {
    * one fails (HubSpot ends their support in 2027; see versions.ts).
    */
   legacyPaths?: boolean;
+  /**
+   * The scopes the credentials were granted (default: every scope); a request needing another is
+   * answered 403 MISSING_SCOPES (scopes.ts). Also settable with `PUT /_admin/scopes`.
+   */
+  scopes?: string[];
   /** Where to write the request counts by path prefix (default: $HUBSPOT_SANDBOX_COUNTS_DIR; null: nowhere). */
   countsDir?: string | null;
 }
@@ -85,6 +91,7 @@ export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Pro
       `hubspot-${process.pid}-${randomUUID()}`,
     ),
     legacyPaths: opts.legacyPaths ?? false,
+    scopes: opts.scopes ? new Set(opts.scopes) : undefined,
     refs: {
       contacts: {} as SandboxState['refs']['contacts'],
       companies: {} as SandboxState['refs']['companies'],
@@ -201,6 +208,9 @@ async function gate(
   }
   const auth = state.auth.check(req.headers.authorization);
   if (!auth.ok) return reply.code(401).send(auth.body);
+  const scope = requiredScope(req.method, path);
+  if (scope && state.scopes && !state.scopes.has(scope))
+    return reply.code(403).send(missingScopesBody(scope));
   const daily = !auth.oauth; // OAuth apps have no daily limit and no Daily headers
   const search = req.method === 'POST' && SEARCH_PATH.test(path);
   // Search answers, 429s included, carry no X-HubSpot-RateLimit-* headers: the headers describe
