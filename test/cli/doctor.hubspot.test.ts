@@ -82,7 +82,6 @@ describe('doctor with HubSpot', () => {
       'crm.objects.companies.read',
       'crm.objects.owners.read',
       'crm.schemas.contacts.read',
-      'crm.schemas.companies.read',
       'crm.schemas.deals.read',
     ]);
     try {

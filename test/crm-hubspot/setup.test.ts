@@ -94,7 +94,6 @@ describe('HubSpot adapter verifySetup (doctor)', () => {
       'crm.objects.deals.read',
       'crm.objects.owners.read',
       'crm.schemas.contacts.read',
-      'crm.schemas.companies.read',
       'crm.schemas.deals.read',
     ];
     sb = await sandbox({

@@ -4,7 +4,7 @@ import { HubSpotMissingScopesError } from './errorMap.js';
 import type { Runner } from './runner.js';
 import type { HubSpotApi, PropertyInfo } from './sdk.js';
 
-/** The object types crm-sync reads or writes whatever the mapping says (lookups, calls, deal signals). */
+/** The object types whose records crm-sync reads or writes whatever the mapping says (lookups, calls). */
 export const TOUCHED_TYPES = ['contacts', 'companies', 'deals', 'calls'] as const;
 
 export interface ScopeProbe {
@@ -17,11 +17,18 @@ export interface ScopeProbe {
 }
 
 /**
- * One cheap read per thing crm-sync touches (each type's properties, one record of each type, one
- * owner), so `doctor` can name every scope the credential lacks at once: HubSpot answers 403
+ * One cheap read per thing crm-sync touches (one record of each type, one owner, the properties of
+ * the types the mapping writes: no scope is asked for that crm-sync would not use anyway), so `doctor` can name every scope the credential lacks at once: HubSpot answers 403
  * MISSING_SCOPES naming the scope (errorMap.ts). Write scopes cannot be probed without writing.
  */
-export async function probeScopes(run: Runner, types: string[]): Promise<ScopeProbe> {
+export interface ProbeTypes {
+  /** Types whose records crm-sync reads or writes. */
+  records: string[];
+  /** Types whose properties the mapping writes; the first (contacts) doubles as the credentials check. */
+  properties: string[];
+}
+
+export async function probeScopes(run: Runner, types: ProbeTypes): Promise<ScopeProbe> {
   const probe: ScopeProbe = { properties: new Map(), missing: new Map() };
   const attempt = async <T>(what: string, read: (api: HubSpotApi) => Promise<T>): Promise<T | undefined> => {
     try {
@@ -33,16 +40,17 @@ export async function probeScopes(run: Runner, types: string[]): Promise<ScopePr
       return undefined;
     }
   };
-  for (const [i, type] of types.entries()) {
+  for (const [i, type] of types.properties.entries()) {
     let props: PropertyInfo[] | undefined;
     try {
       props = await attempt(`${type} properties`, (api) => api.listProperties(type));
     } catch (e) {
-      // The first read doubles as the credentials check.
       if (i === 0 && e instanceof CrmAuthError) return { ...probe, authError: e };
       throw e;
     }
     if (props) probe.properties.set(type, props);
+  }
+  for (const type of types.records) {
     await attempt(`${type} records`, (api) =>
       api.search(type, { filterGroups: [], properties: ['hs_object_id'], limit: 1 }),
     );
@@ -51,12 +59,12 @@ export async function probeScopes(run: Runner, types: string[]): Promise<ScopePr
   return probe;
 }
 
-export function scopesCheck(probe: ScopeProbe, types: string[]): SetupCheck {
+export function scopesCheck(probe: ScopeProbe, types: ProbeTypes): SetupCheck {
   if (probe.missing.size === 0) {
     return {
       name: 'scopes',
       ok: true,
-      detail: `reads ${types.join(', ')} (records and properties) and owners`,
+      detail: `reads ${types.records.join(', ')}, owners, and the properties of ${types.properties.join(', ')}`,
     };
   }
   const scopes = [...probe.missing.keys()];

@@ -39,7 +39,10 @@ export async function verifyHubSpotSetup(
     byObject.set(type, [...(byObject.get(type) ?? []), r]);
   }
 
-  const types = [...new Set([...TOUCHED_TYPES, ...byObject.keys()])];
+  const types = {
+    records: [...new Set([...TOUCHED_TYPES, ...byObject.keys()])],
+    properties: [...new Set(['contacts', ...byObject.keys()])],
+  };
   const probe = await probeScopes(run, types);
   if (probe.authError) {
     return { ok: false, checks: [{ name: 'credentials', ok: false, detail: probe.authError.message }] };
