@@ -55,7 +55,15 @@ export interface AppConfig {
   crm: CrmName;
   hubspot: HubSpotConfig;
   salesforce: SalesforceConfig;
-  http: { port: number; host: string; maxBodyBytes: number; adminToken?: string | undefined };
+  http: {
+    port: number;
+    host: string;
+    maxBodyBytes: number;
+    adminToken?: string | undefined;
+    /** PUBLIC_URL's origin, when set. */
+    publicOrigin?: string | undefined;
+    trustProxy: boolean;
+  };
   pollSchedule: string;
   logLevel: string;
   configDir: string;
@@ -215,6 +223,8 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
       host: raw.HOST,
       maxBodyBytes: raw.WEBHOOK_MAX_BODY_BYTES,
       adminToken: raw.ADMIN_TOKEN,
+      publicOrigin: raw.PUBLIC_URL === undefined ? undefined : new URL(raw.PUBLIC_URL).origin,
+      trustProxy: raw.TRUST_PROXY,
     },
     pollSchedule: raw.POLL_SCHEDULE,
     logLevel: raw.LOG_LEVEL,

@@ -57,6 +57,33 @@ describe('configuration', () => {
     ]);
   });
 
+  it('selects the Salesforce client credentials flow from client id and secret, and asks for the My Domain login URL', () => {
+    const sf = {
+      ...base,
+      CRM: 'salesforce',
+      SALESFORCE_CLIENT_ID: 'cid',
+      SALESFORCE_CLIENT_SECRET: 'top-secret-value',
+    };
+    // login.salesforce.com is the default: the message says why it will not do, and what to set.
+    for (const login of [undefined, 'https://login.salesforce.com', 'https://TEST.salesforce.com/']) {
+      const problems = problemsOf(login ? { ...sf, SALESFORCE_LOGIN_URL: login } : sf);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(
+        /^SALESFORCE_LOGIN_URL: the client credentials flow .* My Domain .*my\.salesforce\.com/,
+      );
+      expect(problems[0]).not.toContain('top-secret-value');
+    }
+    const ok = { ...sf, SALESFORCE_LOGIN_URL: 'https://acme.my.salesforce.com' };
+    expect(problemsOf(ok)).toEqual([]);
+    // A refresh token or JWT settings keep their flows, on any login URL.
+    expect(problemsOf({ ...sf, SALESFORCE_REFRESH_TOKEN: 'r' })).toEqual([]);
+    expect(problemsOf({ ...sf, SALESFORCE_USERNAME: 'u@x', SALESFORCE_JWT_PRIVATE_KEY: 'k' })).toEqual([]);
+    // A client id alone names no flow.
+    expect(problemsOf({ ...base, CRM: 'salesforce', SALESFORCE_CLIENT_ID: 'cid' })).toEqual([
+      expect.stringMatching(/^SALESFORCE_ACCESS_TOKEN: required .*client credentials flow/),
+    ]);
+  });
+
   it('reads how long Salesforce requests are held after REQUEST_LIMIT_EXCEEDED (15 min unless set)', () => {
     expect(parseConfig(base).salesforce.limitPauseMs).toBe(900_000);
     expect(parseConfig({ ...base, SALESFORCE_LIMIT_PAUSE_MS: '3000' }).salesforce.limitPauseMs).toBe(3000);

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError } from '../errors.js';
 import type { CrmSlotLedger } from '../limits/ledger.js';
 import { DEFAULT_DEAL_RULE, type CrmAdapter } from '../types.js';
+import { DEFAULT_API_VERSION, MIN_API_VERSION } from './apiVersions.js';
 import { ApiBudget, DEFAULT_BUDGET, type ApiBudgetOptions } from './budget.js';
 import type { SalesforceContext } from './context.js';
 import { DescribeCache } from './describe.js';
@@ -51,14 +52,11 @@ export const DEFAULT_KEY_FIELDS: KeyFields = {
   followup: 'CrmSync_Followup_Id__c',
 };
 
-/** The sObject Collections upsert the writes rely on exists from API version 46.0. */
-const MIN_API_VERSION = 46;
-
 /** The Salesforce CrmAdapter, through jsforce's Connection. */
 export function createSalesforceAdapter(deps: SalesforceAdapterDeps): SalesforceAdapter {
   const clock = deps.clock ?? systemClock;
   const logger = (deps.logger ?? silentLogger).child({ crm: 'salesforce' });
-  const config = { ...deps.config, apiVersion: deps.config.apiVersion || '62.0' };
+  const config = { ...deps.config, apiVersion: deps.config.apiVersion || DEFAULT_API_VERSION };
   if (Number.parseInt(config.apiVersion, 10) < MIN_API_VERSION) {
     throw new Error(
       `SALESFORCE_API_VERSION ${config.apiVersion} is too old: crm-sync needs ${MIN_API_VERSION}.0 or later`,
@@ -154,7 +152,10 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
         unique: true,
         label: 'CRM Sync call id',
       };
-      return verifySalesforceSetup(ctx, hasKey ? required : [key, ...required], options);
+      return verifySalesforceSetup(ctx, hasKey ? required : [key, ...required], {
+        ...options,
+        nowMs: clock.now(),
+      });
     },
     usage: () => budget.usage(),
   };

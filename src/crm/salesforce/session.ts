@@ -31,7 +31,7 @@ export interface SessionOptions {
 export interface SalesforceSession {
   conn: Connection;
   mode: AuthMode;
-  /** Gets a first access token when the configuration has none (refresh or JWT flow). */
+  /** Gets a first access token when the configuration has none (any flow but access token). */
   ensure(): Promise<void>;
   /** A REST response other than 401 arrived: the current session works. */
   markHealthy(): void;
@@ -42,7 +42,7 @@ export interface SalesforceSession {
 /**
  * A jsforce Connection pinned to the configured API version, authenticated by access token,
  * refresh token (jsforce calls our refresh function on 401 and replays the request once the new
- * token is in) or JWT bearer (we sign the assertion; jsforce does not).
+ * token is in), JWT bearer (we sign the assertion; jsforce does not) or client credentials.
  */
 export function createSession(opts: SessionOptions): SalesforceSession {
   const { config, clock, logger } = opts;
@@ -50,7 +50,7 @@ export function createSession(opts: SessionOptions): SalesforceSession {
   const oauth2 = new OAuth2({
     loginUrl: config.loginUrl,
     // The JWT grant needs no client credentials in the form; the assertion names the app.
-    ...(mode === 'refresh_token' ? { clientId: config.clientId, clientSecret: config.clientSecret } : {}),
+    ...(mode === 'jwt_bearer' ? {} : { clientId: config.clientId, clientSecret: config.clientSecret }),
   });
   oauth2._transport = opts.authTransport;
 
@@ -58,9 +58,10 @@ export function createSession(opts: SessionOptions): SalesforceSession {
   let failure: CrmError | undefined;
   let pending: Promise<void> | undefined;
 
-  const mint = (): Promise<TokenResponse> =>
-    mode === 'jwt_bearer'
-      ? oauth2.requestToken({
+  const mint = (): Promise<TokenResponse> => {
+    switch (mode) {
+      case 'jwt_bearer':
+        return oauth2.requestToken({
           grant_type: JWT_GRANT,
           assertion: signJwtAssertion(
             {
@@ -71,8 +72,16 @@ export function createSession(opts: SessionOptions): SalesforceSession {
             },
             config.jwtPrivateKey!,
           ),
-        })
-      : oauth2.refreshToken(config.refreshToken!);
+        });
+      // No refresh token exists in this flow: a new token is simply requested again, on expiry
+      // (401) as at start (Salesforce Help "OAuth 2.0 Client Credentials Flow for
+      // Server-to-Server Integration"). jsforce adds client_id and client_secret to the form.
+      case 'client_credentials':
+        return oauth2.requestToken({ grant_type: 'client_credentials' });
+      default:
+        return oauth2.refreshToken(config.refreshToken!);
+    }
+  };
 
   const refresh = async (): Promise<TokenResponse> => {
     if (refreshesInRow >= MAX_REFRESHES_WITHOUT_SUCCESS) {
