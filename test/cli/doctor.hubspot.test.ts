@@ -70,7 +70,7 @@ describe('doctor with HubSpot', () => {
     const again = captureIo();
     expect(await runDoctor(config, again)).toBe(0);
     expect(failures(again.text())).toEqual([]);
-    expect(again.text()).toMatch(/All 21 checks passed\.$/);
+    expect(again.text()).toMatch(/All 22 checks passed\.$/);
     expect(again.text()).not.toContain('created');
   });
 
@@ -91,7 +91,7 @@ describe('doctor with HubSpot', () => {
         '✖ HubSpot scopes: lacks crm.objects.deals.read (to read deals records)',
       ]);
       expect(io.text()).toContain(
-        'to fix: grant crm.objects.deals.read: Service Key: HubSpot Settings > Integrations > Service Keys',
+        'to fix: grant crm.objects.deals.read: Service Key: HubSpot Development > Keys > Service keys',
       );
     } finally {
       hs.state.scopes = undefined;

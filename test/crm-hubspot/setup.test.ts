@@ -108,7 +108,7 @@ describe('HubSpot adapter verifySetup (doctor)', () => {
       'lacks crm.objects.owners.read (to read owners)',
     ]);
     expect(scopes?.fix).toContain('grant crm.objects.deals.read, crm.objects.owners.read');
-    expect(scopes?.fix).toContain('Settings > Integrations > Service Keys');
+    expect(scopes?.fix).toContain('Development > Keys > Service keys');
     // Everything else still checked: the credentials pass, the properties pass.
     expect(report.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['scopes']);
 

@@ -75,7 +75,8 @@ export function scopesCheck(probe: ScopeProbe, types: ProbeTypes): SetupCheck {
       .map(([scope, what]) => `lacks ${scope} (to read ${what.join(', ')})`)
       .join('\n'),
     fix:
-      `grant ${scopes.join(', ')}: Service Key: HubSpot Settings > Integrations > Service Keys > the key > ` +
-      'Scopes, edit and save; OAuth app: add the scopes to the app and reinstall it. Then run "crm-sync doctor" again',
+      `grant ${scopes.join(', ')}: Service Key: HubSpot Development > Keys > Service keys (or Settings > ` +
+      'Integrations > Service Keys) > the key > Scopes, edit and save; OAuth app: add the scopes to the app ' +
+      'and reinstall it; legacy private app: its Scopes tab. Then run "crm-sync doctor" again',
   };
 }
