@@ -25,6 +25,13 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
     return out.body;
   });
 
+  // The scopes the credentials hold (`null`: every scope), as when an admin edits a Service Key.
+  app.put<{ Body: { scopes: string[] | null } }>('/_admin/scopes', async (req) => {
+    const scopes = req.body?.scopes;
+    state.scopes = Array.isArray(scopes) ? new Set(scopes.map(String)) : undefined;
+    return { scopes: state.scopes ? [...state.scopes] : null };
+  });
+
   app.get<{ Params: { type: string } }>('/_admin/objects/:type', async (req) => {
     const type = objectType(req.params.type);
     return { results: [...store.objects[type].values()] };
@@ -45,6 +52,7 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   app.get('/_admin/requests', async () => ({
     total: state.requests.records.length,
     byPath: state.requests.byPath(),
+    byPrefix: state.prefixCounts.counts,
     rateLimited: state.limits.rejected,
     requests: state.requests.records,
   }));
