@@ -1,5 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/config.js';
+import { SetupError } from '../config/setupError.js';
+import { MappingError } from '../mapping/errors.js';
 import { registerCommands } from './commands/index.js';
 import { VERSION } from '../version.js';
 
@@ -16,7 +18,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof ConfigError) {
+  // The admin's to fix: the message alone (it names the fix), and 2, which systemd does not restart.
+  if (err instanceof ConfigError || err instanceof SetupError || err instanceof MappingError) {
     console.error(err.message);
     process.exit(2);
   }

@@ -7,9 +7,17 @@ import type { RefreshTokenStore } from '../crm/refreshTokens.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { EmbeddedDatabaseInUseError } from '../store/embeddedLock.js';
 
-export async function openDatabaseOrWorker(config: AppConfig): Promise<Database | null> {
+export async function openDatabaseOrWorker(
+  config: AppConfig,
+  options: { mustExist?: boolean | undefined } = {},
+): Promise<Database | null> {
   try {
-    return await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    // A command that only reads never creates a database (a wrong DATA_DIR must not leave one behind).
+    return await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      existing: options.mustExist,
+    });
   } catch (err) {
     if (err instanceof EmbeddedDatabaseInUseError) return null;
     throw err;

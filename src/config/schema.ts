@@ -3,6 +3,7 @@ import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { PLAN_NAMES } from '../budget/plans.js';
 import { DEFAULT_API_VERSION } from '../crm/salesforce/apiVersions.js';
+import { DEFAULT_HUBSPOT_API_VERSION, isHubSpotApiVersion } from '../crm/hubspot/paths.js';
 import { CREDENTIALS_KEY_FORMAT, parseCredentialsKey } from '../util/secretBox.js';
 import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
 
@@ -118,6 +119,16 @@ export const rawConfigSchema = z.object({
     z.enum(['hubspot', 'salesforce'], { error: 'expected hubspot | salesforce' }).default('hubspot'),
   ),
   HUBSPOT_BASE_URL: optionalText.pipe(url.default('https://api.hubapi.com')),
+  /** HubSpot's date-versioned API the worker calls (src/crm/hubspot/paths.ts). */
+  HUBSPOT_API_VERSION: optionalText.pipe(
+    z
+      .string()
+      .refine(
+        isHubSpotApiVersion,
+        'expected a HubSpot date version (2026-03, 2026-09, ...: March or September)',
+      )
+      .default(DEFAULT_HUBSPOT_API_VERSION),
+  ),
   HUBSPOT_ACCESS_TOKEN: optionalText,
   HUBSPOT_CLIENT_ID: optionalText,
   HUBSPOT_CLIENT_SECRET: optionalText,
@@ -159,6 +170,26 @@ export const rawConfigSchema = z.object({
   HOST: optionalText.pipe(hostName.default('0.0.0.0')),
   /** Guards the console, /status and /admin/*; without it they answer loopback requests only. */
   ADMIN_TOKEN: optionalText.pipe(z.string().min(16, 'expected at least 16 characters').optional()),
+  /**
+   * The address admins open the console at (e.g. https://crm-sync.example.com). With ADMIN_TOKEN,
+   * console requests must carry this host and same-site posts this origin.
+   */
+  PUBLIC_URL: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+      .refine(
+        (v) => ['', '/'].includes(new URL(v).pathname),
+        'expected an origin only, such as https://crm-sync.example.com',
+      )
+      .optional(),
+  ),
+  /** A proxy in front of the worker sets X-Forwarded-Proto: trusted only when this is true. */
+  TRUST_PROXY: optionalText.pipe(
+    z
+      .enum(['true', 'false'], { error: 'expected true or false' })
+      .default('false')
+      .transform((v) => v === 'true'),
+  ),
   /** HubSpot account (portal) id, for links from the console to HubSpot records. */
   HUBSPOT_PORTAL_ID: optionalText.pipe(
     z.string().regex(/^\d+$/, 'expected the numeric HubSpot account id').optional(),

@@ -3,7 +3,7 @@
  * nothing about calls or the worker.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { isSameOrigin, sessionCookie, tokenMatches, type AccessKeys } from '../http/access.js';
+import { hostAllowed, isSameOrigin, sessionCookie, tokenMatches, type AccessKeys } from '../http/access.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { sendPage } from './render.js';
 import { LoginPage } from './views/login.js';
@@ -31,11 +31,15 @@ export function consolePublicRoutes(keys: AccessKeys): FastifyPluginAsync {
     });
 
     app.post<{ Body: { token?: string } | undefined }>('/console/login', async (req, reply) => {
-      const sameSite = isSameOrigin({
-        origin: req.headers.origin,
-        host: req.headers.host,
-        secFetchSite: req.headers['sec-fetch-site'] as string | undefined,
-      });
+      const sameSite = isSameOrigin(
+        {
+          origin: req.headers.origin,
+          host: req.headers.host,
+          secFetchSite: req.headers['sec-fetch-site'] as string | undefined,
+        },
+        keys.publicOrigin,
+      );
+      if (!hostAllowed(keys, req.headers.host)) return reply.code(421).send();
       if (!sameSite || keys.adminToken === undefined) return reply.code(403).send();
       if (!tokenMatches(keys, String(req.body?.token ?? ''))) {
         req.log.warn('console sign-in refused: wrong admin token');

@@ -37,15 +37,39 @@ export interface AccessKeys {
   adminToken: string | undefined;
   session: string | undefined;
   csrf: string;
+  /** PUBLIC_URL's origin: with it, browser requests must name this host and post from this origin. */
+  publicOrigin?: string | undefined;
 }
 
-export function accessKeys(adminToken: string | undefined): AccessKeys {
+export function accessKeys(adminToken: string | undefined, publicOrigin?: string): AccessKeys {
   const secret = adminToken ?? randomBytes(32).toString('hex');
   return {
     adminToken,
     session: adminToken === undefined ? undefined : hmac(secret, 'crm-sync console session'),
     csrf: hmac(secret, 'crm-sync console csrf'),
+    publicOrigin,
   };
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether a browser-borne request names a host the operator surface answers as. DNS rebinding
+ * points an attacker's name at 127.0.0.1, and the browser then sends `Host: attacker.example`: in
+ * loopback-only mode only the loopback names pass; with PUBLIC_URL only its host does. (A bearer
+ * token is not ambient, so the CLI's requests are not held to this.)
+ */
+export function hostAllowed(keys: AccessKeys, host: string | undefined): boolean {
+  if (host === undefined || host === '') return false;
+  try {
+    if (keys.adminToken === undefined) return LOOPBACK_HOSTS.has(new URL(`http://${host}`).hostname);
+    if (keys.publicOrigin === undefined) return true;
+    const expected = new URL(keys.publicOrigin);
+    // Parsed with the public scheme, so a default port is spelled the same on both sides.
+    return new URL(`${expected.protocol}//${host}`).host === expected.host;
+  } catch {
+    return false;
+  }
 }
 
 export function decideAccess(keys: AccessKeys, req: AccessRequest): AccessDecision {
@@ -73,16 +97,21 @@ export function tokenMatches(keys: AccessKeys, typed: string): boolean {
  * A state-changing request must come from this site: browsers send Sec-Fetch-Site and Origin on
  * POSTs, and a cross-site form or script would carry another origin. The CLI sends neither.
  */
-export function isSameOrigin(headers: {
-  origin?: string | undefined;
-  host?: string | undefined;
-  secFetchSite?: string | undefined;
-}): boolean {
+export function isSameOrigin(
+  headers: {
+    origin?: string | undefined;
+    host?: string | undefined;
+    secFetchSite?: string | undefined;
+  },
+  /** PUBLIC_URL's origin, which the Origin header must then equal. */
+  expectedOrigin?: string,
+): boolean {
   if (headers.secFetchSite !== undefined && !['same-origin', 'none'].includes(headers.secFetchSite)) {
     return false;
   }
   if (headers.origin === undefined) return true;
   try {
+    if (expectedOrigin !== undefined) return new URL(headers.origin).origin === expectedOrigin;
     // Through URL both sides, so a default port (:80) is spelled the same way.
     return new URL(headers.origin).host === new URL(`http://${headers.host}`).host;
   } catch {

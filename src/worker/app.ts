@@ -11,7 +11,7 @@ import { createCrmAdapter } from '../crm/factory.js';
 import type { GateOptions } from '../crm/hubspot/gate.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
-import { composeReadiness } from '../http/readiness.js';
+import { workerReadiness } from './readinessChecks.js';
 import type { Logger } from '../log/logger.js';
 import { loadMappings } from '../mapping/index.js';
 import { createMetrics } from '../metrics/metrics.js';
@@ -211,6 +211,8 @@ export async function startWorker(
           pollLeader: poller.isLeader(),
           jobsInFlight: runner.inFlight(),
           serviceKeyRejected: service.health().unauthorized,
+          // Behind the admin access: /readyz only names the setting to check.
+          serviceLastError: service.health().lastError ?? null,
           crmCredentials: credentials.state(),
           crm: crm.usage(),
         }),
@@ -226,26 +228,13 @@ export async function startWorker(
         count: j.count,
       })),
     );
-    const readiness = composeReadiness(
-      {
-        database: async () => {
-          await db.$queryRaw`SELECT 1`;
-          return { ok: true };
-        },
-        service: async () => {
-          const health = service.health();
-          if (health.unauthorized) return { ok: false, detail: 'the Service rejected SERVICE_API_KEY (401)' };
-          // Judged from the last Service request's outcome, so readiness probes spend no budget.
-          if (health.lastError?.startsWith('SERVICE_TRANSIENT')) {
-            return { ok: false, detail: `the Service is unreachable: ${health.lastError}` };
-          }
-          return { ok: true, detail: health.lastError ?? 'reachable, key accepted' };
-        },
-        crm: async () => credentials.readiness(),
-      },
-      { clock },
-    );
-    const access = accessKeys(config.http.adminToken);
+    const readiness = workerReadiness({
+      pingDatabase: () => db.$queryRaw`SELECT 1`,
+      serviceHealth: () => service.health(),
+      crm: () => credentials.readiness(),
+      clock,
+    });
+    const access = accessKeys(config.http.adminToken, config.http.publicOrigin);
     // The console's mapping preview: reads only, at write-back priority, from this worker's budget.
     const previewSource: PreviewSource = {
       getCall: (callId) => service.getCall(callId, { priority: 'writeback' }),

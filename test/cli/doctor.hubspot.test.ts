@@ -70,7 +70,7 @@ describe('doctor with HubSpot', () => {
     const again = captureIo();
     expect(await runDoctor(config, again)).toBe(0);
     expect(failures(again.text())).toEqual([]);
-    expect(again.text()).toMatch(/All 20 checks passed\.$/);
+    expect(again.text()).toMatch(/All 21 checks passed\.$/);
     expect(again.text()).not.toContain('created');
   });
 

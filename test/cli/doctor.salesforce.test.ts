@@ -57,7 +57,7 @@ describe('doctor with Salesforce', () => {
     expect(await runDoctor(configFrom(salesforceEnv(svc, ready)), io)).toBe(0);
     expect(io.text()).toContain('✔ Salesforce Task.CrmSync_Call_Id__c: string(255)');
     expect(io.text()).toMatch(/^✔ Salesforce API version: 68\.0 \(the org offers 31\.0 to 68\.0\)$/m);
-    expect(io.text()).toMatch(/All 21 checks passed\.$/);
+    expect(io.text()).toMatch(/All 22 checks passed\.$/);
   });
 
   it('fails the credentials check for a token Salesforce refuses', async () => {

@@ -103,6 +103,16 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads HUBSPOT_API_VERSION (2026-09 unless set) and refuses what is not a HubSpot date version', () => {
+    expect(parseConfig(base).hubspot.apiVersion).toBe('2026-09');
+    expect(parseConfig({ ...base, HUBSPOT_API_VERSION: '2026-03' }).hubspot.apiVersion).toBe('2026-03');
+    for (const bad of ['v3', '2026-04', '2025-09', '2026-9']) {
+      expect(problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', HUBSPOT_API_VERSION: bad })).toEqual([
+        expect.stringMatching(/^HUBSPOT_API_VERSION: expected a HubSpot date version/),
+      ]);
+    }
+  });
+
   it('names a bad variable and what it expects', () => {
     const problems = problemsOf({ ...base, SERVICE_PLAN: 'gold', PORT: 'eighty', HUBSPOT_ACCESS_TOKEN: 't' });
     expect(problems).toEqual(

@@ -8,6 +8,7 @@ import { requiredFields } from '../../mapping/requirements.js';
 import type { Mapping } from '../../mapping/types.js';
 import type { Clock } from '../../util/clock.js';
 import { holdProcessOpen } from '../keepAlive.js';
+import { checkDatabase } from './doctorDatabase.js';
 import { checkServiceKey } from './doctorService.js';
 
 export interface DoctorOptions {
@@ -99,6 +100,7 @@ async function collectChecks(
       fix: `correct ${file}, then run "crm-sync mappings check"; the CRM fields are not checked meanwhile`,
     });
   }
+  checks.push(await checkDatabase(config));
   // Heavy parts (the SDKs, the HTTP client) load only when the command runs: `--help` stays quick.
   const { createServiceFromConfig } = await import('../serviceFromConfig.js');
   checks.push(await checkServiceKey(createServiceFromConfig, config, deps));
@@ -199,7 +201,7 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
 export function registerDoctor(program: Command, deps: DoctorDeps = {}): void {
   program
     .command('doctor')
-    .description('Check the configuration, the mapping, the Service API key and the CRM fields')
+    .description('Check the configuration, the mapping, the database, the Service API key and the CRM fields')
     .option('--fix', 'HubSpot: create the missing custom properties; Salesforce: say how to create them')
     .option('--json', 'print the checks as JSON')
     .action(async (opts: DoctorOptions) => {

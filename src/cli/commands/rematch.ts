@@ -22,7 +22,7 @@ export function registerRematch(program: Command): void {
       const { loadConfig } = await import('../../config/config.js');
       const { openDatabaseOrWorker } = await import('../workerDb.js');
       const config = loadConfig({ require: { crm: true } });
-      const database = await openDatabaseOrWorker(config);
+      const database = await openDatabaseOrWorker(config, { mustExist: opts.dryRun });
       if (!database) {
         throw new Error(
           'the embedded database is in use by the running worker; stop it for the rematch, or run the worker on PostgreSQL (DATABASE_URL) so both can share it',
@@ -37,7 +37,8 @@ export function registerRematch(program: Command): void {
       const { crmLedgerFor } = await import('../../store/crmSlotLedger.js');
       const cleanup: (() => Promise<unknown>)[] = [];
       try {
-        await migrate(database);
+        // A dry run reads only: it never migrates.
+        if (!opts.dryRun) await migrate(database);
         const mapping = loadMappings(config.configDir, config.crm);
         // On PostgreSQL its requests count in the workers' CRM budget.
         const ledger = crmLedgerFor(database, config.crm, systemClock, cleanup);

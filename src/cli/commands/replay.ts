@@ -26,7 +26,8 @@ export function registerReplay(program: Command): void {
         const { loadConfig } = await import('../../config/config.js');
         const { openDatabaseOrWorker, askWorker } = await import('../workerDb.js');
         const config = loadConfig();
-        const database = await openDatabaseOrWorker(config);
+        // Replays calls a worker synced: there is nothing to do in a database that does not exist yet.
+        const database = await openDatabaseOrWorker(config, { mustExist: true });
         let callIds: string[];
         try {
           if (database) {

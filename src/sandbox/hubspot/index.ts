@@ -13,6 +13,7 @@ import { registerObjectReads } from './routes/objectReads.js';
 import { registerObjectWrites } from './routes/objectWrites.js';
 import { registerProperties } from './routes/properties.js';
 import { seed } from './seed.js';
+import { TOKEN_PATH } from './versions.js';
 import { HubSpotStore } from './store.js';
 
 export type { SandboxState } from './context.js';
@@ -23,7 +24,7 @@ export interface HubSpotSandboxOptions {
   host?: string;
   /** The private-app token accepted as Bearer (default `pat-na1-sandbox-token`). */
   accessToken?: string;
-  /** The OAuth app whose refresh token `/oauth/v1/token` accepts; access tokens live 30 min by default. */
+  /** The OAuth app whose refresh token `/oauth/2026-03/token` accepts; access tokens live 30 min by default. */
   oauth?: Partial<OAuthApp> & { accessTokenTtlMs?: number };
   clock?: Clock;
   /** Defaults: 100 requests per 10 s window, 250,000 per day (private-app tokens only). */
@@ -145,7 +146,7 @@ async function gate(
 ) {
   const path = req.url.split('?')[0] ?? req.url;
   if (path.startsWith('/_admin')) return;
-  if (path === '/oauth/v1/token') {
+  if (path === TOKEN_PATH) {
     const fault = state.faults.take(path);
     if (fault) return reply.code(fault.status).send(errorBody('INTERNAL_ERROR', 'injected fault'));
     return;
@@ -186,5 +187,5 @@ async function gate(
   if (failStatus !== undefined) failAfter.set(req, failStatus);
 }
 
-/** `POST /crm/v3/objects/{objectType}/search`, the endpoints under the search limit. */
-const SEARCH_PATH = /^\/crm\/v3\/objects\/[^/]+\/search$/;
+/** `POST /crm/objects/{version}/{objectType}/search`, the endpoints under the search limit. */
+const SEARCH_PATH = /^\/crm\/objects\/[^/]+\/[^/]+\/search$/;

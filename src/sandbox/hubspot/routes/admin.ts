@@ -19,7 +19,7 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
 
   // Form-encoded, no Authorization header (wire notes 1.1).
-  app.post<{ Body: Record<string, string> }>('/oauth/v1/token', async (req, reply) => {
+  app.post<{ Body: Record<string, string> }>('/oauth/2026-03/token', async (req, reply) => {
     const out = state.auth.token(req.body ?? {});
     reply.code(out.status);
     return out.body;

@@ -45,7 +45,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   app.get<{
     Params: { from: string; id: string; to: string };
     Querystring: { limit?: string; after?: string };
-  }>('/crm/v4/objects/:from/:id/associations/:to', async (req) => {
+  }>('/crm/objects/:version/:from/:id/associations/:to', async (req) => {
     const from = objectType(req.params.from);
     const to = objectType(req.params.to);
     const all = store.associated(from, req.params.id, to);
@@ -60,7 +60,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   });
 
   app.post<{ Params: { from: string; to: string }; Body: { inputs?: { id?: string; after?: string }[] } }>(
-    '/crm/v4/associations/:from/:to/batch/read',
+    '/crm/associations/:version/:from/:to/batch/read',
     async (req, reply) => {
       const { from, to, inputs } = batchRequest(req.params, req.body);
       const results: unknown[] = [];
@@ -122,7 +122,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   app.post<{
     Params: { from: string; to: string };
     Body: { inputs?: { from?: { id?: string }; to?: { id?: string }; types?: TypeSpec[] }[] };
-  }>('/crm/v4/associations/:from/:to/batch/create', async (req, reply) => {
+  }>('/crm/associations/:version/:from/:to/batch/create', async (req, reply) => {
     const { from, to, inputs } = batchRequest(req.params, req.body);
     const results: unknown[] = [];
     const errors: unknown[] = [];
@@ -150,7 +150,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   app.post<{
     Params: { from: string; to: string };
     Body: { inputs?: { from?: { id?: string }; to?: { id?: string }[] }[] };
-  }>('/crm/v4/associations/:from/:to/batch/archive', async (req, reply) => {
+  }>('/crm/associations/:version/:from/:to/batch/archive', async (req, reply) => {
     const { from, to, inputs } = batchRequest(req.params, req.body);
     for (const input of inputs) {
       const fromId = String(input.from?.id ?? '');
@@ -162,7 +162,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
 
   // Answers 200; the SDK's createDefault accepts only 200.
   app.put<{ Params: { from: string; id: string; to: string; toId: string } }>(
-    '/crm/v4/objects/:from/:id/associations/default/:to/:toId',
+    '/crm/objects/:version/:from/:id/associations/default/:to/:toId',
     async (req) => {
       const from = objectType(req.params.from);
       const to = objectType(req.params.to);
@@ -185,7 +185,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
 
   // Answers 201 only: the SDK throws on a 200 here (wire notes 1.3).
   app.put<{ Params: { from: string; id: string; to: string; toId: string }; Body: TypeSpec[] }>(
-    '/crm/v4/objects/:from/:id/associations/:to/:toId',
+    '/crm/objects/:version/:from/:id/associations/:to/:toId',
     async (req, reply) => {
       const from = objectType(req.params.from);
       const to = objectType(req.params.to);
