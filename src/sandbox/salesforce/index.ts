@@ -26,6 +26,8 @@ export interface SalesforceSandboxOptions {
   queryBatchSize?: number;
   /** The API versions the org offers (default 31.0 to 68.0). */
   apiVersions?: VersionRange;
+  /** Refresh token rotation: each refresh retires the presented token and returns a new one (default off). */
+  rotateRefreshTokens?: boolean;
   /** The app's client credentials flow, run as the integration user (default on). */
   clientCredentials?: boolean;
   /** App (External Client App or connected app) credentials the token endpoint accepts. */
@@ -93,6 +95,7 @@ export async function startSalesforceSandbox(
   const publicHost =
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   url = `http://${publicHost}:${port}`;
+  state.issuer.rotateRefreshTokens = opts.rotateRefreshTokens ?? false;
   return {
     url,
     port,
