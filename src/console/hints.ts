@@ -35,6 +35,8 @@ const HINTS: Record<string, string> = {
     'A mapping expression failed for these calls. Fix the field named in the message, then replay.',
   JOB_LEASE_EXHAUSTED:
     'The worker kept stopping mid-job. Replay; if it repeats, check the worker’s logs and memory.',
+  NO_PROGRESS:
+    'The worker kept coming back to this call without moving it on. Read its timeline for the repeated error, fix that, then replay.',
   INTERNAL: 'An unexpected error. Replay; if it repeats, report it with the message shown.',
 };
 
