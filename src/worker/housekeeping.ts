@@ -5,7 +5,9 @@
  *   are never pruned; they are the operator's record;
  * - gives every call a way out: a call in a working state with no queued or running job would
  *   never move again (its last job failed, or a webhook that should have queued the next step
- *   was lost), so it gets a write-back job, which reads the call and moves it on;
+ *   was lost), so it gets a write-back job, which reads the call and moves it on. A call queued
+ *   this way MAX_REQUEUES times without moving fails with NO_PROGRESS instead: each write-back
+ *   costs Service requests and a CRM lookup, and one that cannot move the call never will;
  * - sweeps drafts stored but never written to the CRM of calls already written back (a run that
  *   lost its lease stored its answer after the next run had written the call): each such call gets
  *   a write-back job, which writes only its drafts;
@@ -22,7 +24,8 @@ import type { Db } from '../store/database.js';
 import { pruneDoneJobs } from '../store/jobAdmin.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { pruneWebhookInbox } from '../store/webhookInboxRepo.js';
-import { ACTIVE_SYNC_STATES } from '../sync/states.js';
+import { endSync } from '../store/syncMoves.js';
+import { ACTIVE_SYNC_STATES, type SyncState } from '../sync/states.js';
 import type { Clock } from '../util/clock.js';
 
 export const KEEP_WEBHOOKS_MS = 30 * 24 * 3_600_000;
@@ -32,6 +35,9 @@ export const STRANDED_AFTER_MS = 5 * 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const REQUEUE_EVERY_MS = 5 * 60_000;
 const REQUEUE_BATCH = 500;
+/** Write-backs queued for a call that did not move it, before it fails with NO_PROGRESS. */
+export const MAX_REQUEUES = 3;
+export const NO_PROGRESS = 'NO_PROGRESS';
 const DRIFT_CHECK_EVERY_MS = 60_000;
 
 export async function pruneOldRows(db: Db, nowMs: number): Promise<{ webhooks: number; jobs: number }> {
@@ -43,28 +49,62 @@ export async function pruneOldRows(db: Db, nowMs: number): Promise<{ webhooks: n
 export interface StrandedCall {
   callId: string;
   state: string;
+  /** True when it was failed (NO_PROGRESS) instead of queued. */
+  gaveUp: boolean;
 }
 
 /**
  * Finds calls of `crm` in a working state, unchanged for STRANDED_AFTER_MS, with no queued or
- * running job, and queues a write-back job for each (it runs now). Returns the calls requeued.
+ * running job, and queues a write-back job for each (it runs now), counting it on the call; a
+ * call queued MAX_REQUEUES times since it last moved is failed with NO_PROGRESS instead. Returns
+ * the calls found.
  */
 export async function requeueStrandedCalls(
   db: Db,
   input: { crm: CrmName; nowMs: number; limit?: number },
 ): Promise<StrandedCall[]> {
+  const { crm } = input;
   const now = new Date(input.nowMs);
   const quietSince = new Date(input.nowMs - STRANDED_AFTER_MS);
-  const rows = await db.$queryRaw<{ call_id: string; state: string }[]>`
-    SELECT s.call_id, s.state FROM sync_status s
-    WHERE s.crm = ${input.crm}
+  const rows = await db.$queryRaw<{ call_id: string; state: string; requeues: number }[]>`
+    SELECT s.call_id, s.state, s.requeues FROM sync_status s
+    WHERE s.crm = ${crm}
       AND s.state IN (${Prisma.join([...ACTIVE_SYNC_STATES])})
       AND s.updated_at <= ${quietSince}
       AND ${noJobFor(Prisma.sql`s.call_id`)}
     ORDER BY s.updated_at
     LIMIT ${input.limit ?? REQUEUE_BATCH}`;
-  await queueWritebacks(db, rows, now);
-  return rows.map((r) => ({ callId: r.call_id, state: r.state }));
+  const requeued: string[] = [];
+  for (const row of rows) {
+    if (row.requeues >= MAX_REQUEUES) {
+      const message = `queued ${row.requeues} times by housekeeping without leaving ${row.state}; not queued again. Read its history, fix the cause, then replay`;
+      await endSync(db, {
+        callId: row.call_id,
+        crm,
+        from: row.state as SyncState,
+        to: 'failed',
+        code: NO_PROGRESS,
+        message,
+        now,
+      });
+      continue;
+    }
+    await queueWriteback(db, row.call_id, now);
+    requeued.push(row.call_id);
+  }
+  await countRequeues(db, crm, requeued);
+  return rows.map((r) => ({ callId: r.call_id, state: r.state, gaveUp: r.requeues >= MAX_REQUEUES }));
+}
+
+/** requeues + 1 on each call, in one statement; the rows locked in call id order, as everywhere. */
+async function countRequeues(db: Db, crm: CrmName, callIds: string[]): Promise<void> {
+  if (callIds.length === 0) return;
+  await db.$executeRaw`
+    WITH locked AS (
+      SELECT call_id FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join(callIds)})
+      ORDER BY call_id FOR UPDATE)
+    UPDATE sync_status s SET requeues = s.requeues + 1
+    FROM locked WHERE s.crm = ${crm} AND s.call_id = locked.call_id`;
 }
 
 /** SQL: no write-back or context job of the call is queued or running. */
@@ -73,6 +113,18 @@ function noJobFor(callId: Prisma.Sql): Prisma.Sql {
         SELECT 1 FROM job j
         WHERE j.state IN ('queued', 'running')
           AND j.key IN ('writeback:' || ${callId}, 'context:' || ${callId}))`;
+}
+
+/** Queues the call's housekeeping write-back job (it reads the call and does what is left). */
+async function queueWriteback(db: Db, callId: string, now: Date): Promise<void> {
+  const payload: WritebackJobPayload = { callId, reason: 'housekeeping', call: null };
+  await enqueueJob(db, {
+    kind: 'writeback',
+    key: writebackJobKey(callId),
+    payload,
+    priority: JOB_PRIORITY.backfill,
+    now,
+  });
 }
 
 /**
@@ -94,21 +146,8 @@ export async function requeueOrphanDrafts(
       AND ${noJobFor(Prisma.sql`s.call_id`)}
     ORDER BY s.updated_at
     LIMIT ${input.limit ?? REQUEUE_BATCH}`;
-  await queueWritebacks(db, rows, now);
-  return rows.map((r) => ({ callId: r.call_id, state: r.state }));
-}
-
-async function queueWritebacks(db: Db, rows: { call_id: string }[], now: Date): Promise<void> {
-  for (const row of rows) {
-    const payload: WritebackJobPayload = { callId: row.call_id, reason: 'housekeeping', call: null };
-    await enqueueJob(db, {
-      kind: 'writeback',
-      key: writebackJobKey(row.call_id),
-      payload,
-      priority: JOB_PRIORITY.backfill,
-      now,
-    });
-  }
+  for (const row of rows) await queueWriteback(db, row.call_id, now);
+  return rows.map((r) => ({ callId: r.call_id, state: r.state, gaveUp: false }));
 }
 
 export interface Housekeeping {
@@ -147,6 +186,10 @@ export function createHousekeeping(deps: {
         lastRequeue = now;
         const stranded = await requeueStrandedCalls(db, { crm: deps.crm, nowMs: now });
         for (const call of stranded) {
+          if (call.gaveUp) {
+            logger.warn(call, `${NO_PROGRESS}: call queued ${MAX_REQUEUES} times without moving; failed`);
+            continue;
+          }
           logger.info(call, 'call had no job left in a working state; queued a write-back to move it on');
           deps.onRequeued?.(call);
         }
@@ -160,7 +203,7 @@ export function createHousekeeping(deps: {
           );
           deps.onOrphanDrafts?.(call);
         }
-        if (stranded.length + orphans.length > 0) deps.onEnqueued?.();
+        if (stranded.some((c) => !c.gaveUp) || orphans.length > 0) deps.onEnqueued?.();
         // Without this, such a deal would wait for the next write-back batch however long it takes.
         await deps.flushDeals?.();
       }

@@ -133,7 +133,7 @@ describe.each(DATABASE_KINDS)('a run that lost its lease mid-request (%s)', (kin
     await completeJobs(db, { ids: [jobB.id], epochs: [jobB.epoch], workerId: 'B', now: new Date() });
     const later = Date.now() + STRANDED_AFTER_MS + 1_000;
     expect(await requeueOrphanDrafts(db, { crm: 'hubspot', nowMs: later })).toEqual([
-      { callId, state: 'written_back' },
+      { callId, state: 'written_back', gaveUp: false },
     ]);
     const sweep = await claim('B', new Date(later));
     expect(sweep.payload).toMatchObject({ callId, reason: 'housekeeping' });
