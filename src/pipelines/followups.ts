@@ -30,7 +30,6 @@ import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackItem } from './writeback.js';
-import { checkRun } from './jobRun.js';
 
 export const FOLLOWUP_UNCERTAIN = 'FOLLOWUP_UNCERTAIN';
 
@@ -76,8 +75,9 @@ export async function generateFollowupsOnce(
   const claimedAround = async <T>(send: () => Promise<T>): Promise<T> => {
     // The live lane, so on the embedded database it does not wait behind bulk statements: the
     // client drops the slot if the claim takes too long (SEND_DEADLINE_MS).
-    // A run told to stop claims nothing and sends nothing (its lease is fenced in the claim too).
-    checkRun(run);
+    // The activity already carries the generation stamp, which tells any later run the Service
+    // was asked: a stopping worker asks (stop() waits for it), as a run that lost its lease cannot
+    // (the claim is fenced, and begin() refuses it).
     const claim = () => claimFollowupGeneration(db, callId, crm, new Date(clock.now()), fence);
     if (!(await runAsLive(claim))) {
       throw new FollowupClaimTaken();
@@ -85,7 +85,7 @@ export async function generateFollowupsOnce(
     let end: (() => void) | undefined;
     try {
       // A side effect from here: stop() waits for it rather than hand the job back mid-request.
-      end = run?.begin();
+      end = run?.begin(true);
       return await send();
     } catch (error) {
       if (followupRequestNotMade(error)) {

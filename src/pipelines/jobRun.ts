@@ -13,8 +13,12 @@ export interface JobRun {
   readonly signal: AbortSignal;
   /** Side effects of the run in flight now. */
   readonly inFlight: number;
-  /** Starts a side effect: throws the stop reason if the run was told to stop; call the result when it ends. */
-  begin(): () => void;
+  /**
+   * Starts a side effect: throws the stop reason if the run was told to stop; call the result when
+   * it ends. `finishing`: the effect completes one already made (a follow-up request whose
+   * generation stamp is in the CRM), so a stopping worker lets it go; a lost lease still stops it.
+   */
+  begin(finishing?: boolean): () => void;
 }
 
 export interface ControlledRun extends JobRun {
@@ -43,8 +47,9 @@ export function createJobRun(fence: Fence): ControlledRun {
     get inFlight() {
       return inFlight;
     },
-    begin() {
-      controller.signal.throwIfAborted();
+    begin(finishing = false) {
+      const stopping = controller.signal.reason instanceof RunStoppedError;
+      if (!(finishing && stopping)) controller.signal.throwIfAborted();
       inFlight++;
       let ended = false;
       return () => {

@@ -14,7 +14,6 @@ import { createJobRun } from '../../src/pipelines/jobRun.js';
 import { writebackJobKey, JOB_PRIORITY, type WritebackJobPayload } from '../../src/pipelines/jobs.js';
 import { runWritebackBatch, type WritebackItem } from '../../src/pipelines/writeback.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import { LeaseLostError } from '../../src/store/fence.js';
 import { listFollowupDrafts } from '../../src/store/followupRepo.js';
 import {
@@ -28,21 +27,10 @@ import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
 import { requeueOrphanDrafts, STRANDED_AFTER_MS } from '../../src/worker/housekeeping.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
-import { startBatchStack, type BatchStack } from './batchStack.js';
+import { answering, startBatchStack, type BatchStack } from './batchStack.js';
 
 const JANE = { name: 'Jane Doe', email: 'jane.doe@acme.example', company: 'Acme Corp' };
 const DRAFT = { id: 'late-1', subject: 'Thanks for today', body: 'Next steps...', to: [JANE.email] };
-
-/** The Service client with its follow-up answer replaced (after the claim, as the real one sends). */
-function answering(service: ServiceClient, answer: () => Promise<unknown>): ServiceClient {
-  return {
-    ...service,
-    generateFollowups: (_id: string, _body: unknown, opts?: FollowupOptions) =>
-      (opts?.aroundSend ? opts.aroundSend(answer) : answer()) as ReturnType<
-        ServiceClient['generateFollowups']
-      >,
-  };
-}
 
 describe.each(DATABASE_KINDS)('a run that lost its lease mid-request (%s)', (kind) => {
   const get = useMigratedDatabase(kind);
