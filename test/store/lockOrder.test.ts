@@ -9,7 +9,8 @@
 import { describe, expect, it } from 'vitest';
 import { inTransaction, type Db } from '../../src/store/database.js';
 import { claimFollowupGeneration, releaseFollowupGeneration } from '../../src/store/followupRepo.js';
-import { storeRound, type RoundDelivery } from '../../src/store/inboxRound.js';
+import { storeRound } from '../../src/store/inboxRound.js';
+import { seededRandom } from '../../src/sandbox/service/rng.js';
 import {
   transitionSyncStatuses,
   upsertDiscoveredEach,
@@ -19,22 +20,10 @@ import type { Call } from '../../src/service/types.js';
 import { systemClock } from '../../src/util/clock.js';
 import { queueCallsWork } from '../../src/worker/discover.js';
 import { TEST_DATABASE_URL, useMigratedDatabase } from './helpers.js';
+import { delivery, T0 } from './roundDelivery.js';
 
 const CALLS = Array.from({ length: 16 }, (_, i) => `call_${String.fromCharCode(65 + i)}${i % 3}`);
 const ROUNDS = 120;
-const T0 = new Date('2026-03-02T10:00:00.000Z');
-
-/** A seeded generator, so a failing run can be repeated. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Half the calls, in a shuffled order. */
 function someCalls(rand: () => number): string[] {
@@ -55,30 +44,15 @@ const listed = (id: string): Call =>
   }) as Call;
 
 let events = 0;
-function delivery(callId: string): RoundDelivery {
-  const eventId = `evt_${++events}`;
-  return {
-    delivery: {
-      eventId,
-      type: 'analysis.ready',
-      callId,
-      rawBody: JSON.stringify({ id: eventId, data: { call_id: callId } }),
-      receivedAt: T0,
-      processedAt: T0,
-    },
-    call: { status: 'analyzed' },
-    draft: null,
-    job: {
-      spec: { kind: 'writeback', key: `writeback:${callId}`, payload: { callId }, priority: 5, now: T0 },
-      whileIn: null,
-      onlyForNewDraft: false,
-    },
-  };
-}
 
 type Participant = (db: Db, ids: string[]) => Promise<unknown>;
 
-const inbox: Participant = (db, ids) => storeRound(db, 'hubspot', ids.map(delivery));
+const inbox: Participant = (db, ids) =>
+  storeRound(
+    db,
+    'hubspot',
+    ids.map((id) => delivery(`evt_${++events}`, id)),
+  );
 
 const poller: Participant = (db, ids) =>
   inTransaction(db, (tx) =>
@@ -133,7 +107,7 @@ async function race(
   const failures: string[] = [];
   await Promise.all(
     participants.map(async (run, p) => {
-      const rand = random(seed + p);
+      const rand = seededRandom(seed + p);
       for (let round = 0; round < ROUNDS && !(untilDeadlock && failures.includes('40P01')); round++) {
         await run(db, someCalls(rand)).catch((error: unknown) =>
           failures.push(sqlState(error) ?? String(error)),
