@@ -27,6 +27,14 @@ function problemsOf(env: Record<string, string>, require = { service: true, crm:
 }
 
 describe('configuration', () => {
+  it('accepts the CRM name in any case, as vendors write it, and still refuses an unknown one', () => {
+    expect(parseConfig({ ...base, CRM: 'HubSpot' }).crm).toBe('hubspot');
+    expect(parseConfig({ ...base, CRM: 'Salesforce' }).crm).toBe('salesforce');
+    expect(problemsOf({ ...base, CRM: 'Pipedrive' }, { service: true, crm: false })).toEqual([
+      'CRM: expected hubspot | salesforce (got "Pipedrive")',
+    ]);
+  });
+
   it('applies plan presets and overrides', () => {
     const c = parseConfig({ ...base, SERVICE_PLAN: 'team', SERVICE_DAILY_CAP: '777' });
     expect(c.service.limits).toEqual({ ratePerMinute: 120, burstPerSecond: 20, dailyCap: 777 });
@@ -82,6 +90,17 @@ describe('configuration', () => {
     expect(problemsOf({ ...base, CRM: 'salesforce', SALESFORCE_CLIENT_ID: 'cid' })).toEqual([
       expect.stringMatching(/^SALESFORCE_ACCESS_TOKEN: required .*client credentials flow/),
     ]);
+  });
+
+  it('takes CREDENTIALS_KEY as 32 bytes (base64 or hex), naming how to make one and never echoing it', () => {
+    const good = Buffer.alloc(32, 7).toString('base64');
+    expect(parseConfig({ ...base, CREDENTIALS_KEY: good }).credentialsKey).toBe(good);
+    const problems = problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', CREDENTIALS_KEY: 'short-secret-key' });
+    expect(problems).toEqual([
+      expect.stringMatching(/^CREDENTIALS_KEY: expected 32 random bytes .*openssl rand -base64 32/),
+    ]);
+    expect(problems[0]).not.toContain('short-secret-key');
+    expect(redactConfig(parseConfig({ ...base, CREDENTIALS_KEY: good })).credentialsKey).toBe('[redacted]');
   });
 
   it('reads how long Salesforce requests are held after REQUEST_LIMIT_EXCEEDED (15 min unless set)', () => {
