@@ -3,6 +3,7 @@ import { ConfigError } from '../config/config.js';
 import { SetupError } from '../config/setupError.js';
 import { MappingError } from '../mapping/errors.js';
 import { registerCommands } from './commands/index.js';
+import { UsageError } from './usageError.js';
 import { VERSION } from '../version.js';
 
 const program = new Command()
@@ -24,5 +25,5 @@ try {
     process.exit(2);
   }
   console.error(`crm-sync: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  process.exit(err instanceof UsageError ? 2 : 1);
 }

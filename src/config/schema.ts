@@ -115,9 +115,10 @@ export const rawConfigSchema = z.object({
       .optional(),
   ),
   DATA_DIR: optionalText.pipe(z.string().default('./data')),
-  CRM: optionalText.pipe(
-    z.enum(['hubspot', 'salesforce'], { error: 'expected hubspot | salesforce' }).default('hubspot'),
-  ),
+  // "HubSpot", as the vendor writes it, is accepted too.
+  CRM: optionalText
+    .transform((v) => v?.toLowerCase())
+    .pipe(z.enum(['hubspot', 'salesforce'], { error: 'expected hubspot | salesforce' }).default('hubspot')),
   HUBSPOT_BASE_URL: optionalText.pipe(url.default('https://api.hubapi.com')),
   /** HubSpot's date-versioned API the worker calls (src/crm/hubspot/paths.ts). */
   HUBSPOT_API_VERSION: optionalText.pipe(

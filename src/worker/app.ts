@@ -43,7 +43,9 @@ import { collectForecast, collectStatus, forecastTimes } from './status.js';
 import { adminRoutes } from './adminRoutes.js';
 import { boundAddress } from './boundAddress.js';
 import { consoleRoutes } from '../console/routes.js';
-import { consolePublicRoutes } from '../console/publicRoutes.js';
+import { consolePublicRoutes, signOutRoute } from '../console/publicRoutes.js';
+import { createSignInThrottle } from '../http/signInThrottle.js';
+import { dbConsoleSessions } from '../store/consoleSessions.js';
 import { recordLinker } from '../console/links.js';
 import { previewCall, type PreviewSource } from '../mapping/preview.js';
 import { accessKeys } from '../http/access.js';
@@ -234,7 +236,15 @@ export async function startWorker(
       crm: () => credentials.readiness(),
       clock,
     });
-    const access = accessKeys(config.http.adminToken, config.http.publicOrigin);
+    const adminToken = config.http.adminToken;
+    const sessions = adminToken === undefined ? undefined : dbConsoleSessions(db, adminToken);
+    // Sessions made with an earlier ADMIN_TOKEN (and expired ones) go now; check() refuses them anyway.
+    await sessions?.prune();
+    const access = accessKeys(adminToken, {
+      publicOrigin: config.http.publicOrigin,
+      sessions,
+      trustProxy: config.http.trustProxy,
+    });
     // The console's mapping preview: reads only, at write-back priority, from this worker's budget.
     const previewSource: PreviewSource = {
       getCall: (callId) => service.getCall(callId, { priority: 'writeback' }),
@@ -271,8 +281,9 @@ export async function startWorker(
           csrf: access.csrf,
           tokenConfigured: access.adminToken !== undefined,
         }),
+        signOutRoute(access),
       ],
-      publicRoutes: [consolePublicRoutes(access)],
+      publicRoutes: [consolePublicRoutes(access, createSignInThrottle(clock))],
     });
     await listenOrNameTheSetting(http, config.http);
     const bound = boundAddress(http.server.address(), config.http);

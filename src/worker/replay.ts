@@ -8,28 +8,32 @@ import type { CrmName } from '../crm/types.js';
 import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobQueue.js';
-import { listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
-import { canTransition, type SyncState } from '../sync/states.js';
+import { failureGroups, listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
+import { moveSyncStatus } from '../store/syncMoves.js';
+import { getSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
+import { replayPath } from '../sync/states.js';
 import type { ReplayRequest } from './replayRequest.js';
 
 export interface ReplayResult {
   callIds: string[];
+  /** When a code matched nothing: the codes the failed calls do have, so a typo is seen as one. */
+  failedCodes?: { code: string | null; calls: number }[] | undefined;
 }
-
-const RESUME_FROM: Partial<Record<SyncState, SyncState>> = {
-  failed: 'awaiting_analysis',
-  written_back: 'awaiting_analysis',
-  skipped: 'discovered',
-};
 
 export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date): Promise<void> {
   await inTransaction(db, async (tx) => {
     const status =
       (await getSyncStatus(tx, callId, crm)) ?? (await upsertDiscovered(tx, { callId, crm, now })).record;
-    const to = RESUME_FROM[status.state];
-    if (to && canTransition(status.state, to)) {
-      await transitionSyncStatus(tx, { callId, crm, to, now, detail: 'replay requested by an operator' });
+    const to = replayPath(status.state).at(-1);
+    if (to) {
+      await moveSyncStatus(tx, {
+        callId,
+        crm,
+        from: status.state,
+        to,
+        now,
+        detail: 'replay requested by an operator',
+      });
     }
     // CONTRACT.md: follow-ups are generated once per call "unless an operator asks". A replay is
     // that ask when a generation was claimed but no draft ever arrived (a crash or a 5xx between
@@ -65,7 +69,10 @@ export async function replayFailed(
 ): Promise<ReplayResult> {
   const failed = await listFailedCalls(db, crm, selection, limit);
   for (const f of failed) await replayCall(db, crm, f.callId, now);
-  return { callIds: failed.map((f) => f.callId) };
+  const callIds = failed.map((f) => f.callId);
+  if (callIds.length > 0 || selection.code === undefined) return { callIds };
+  const groups = await failureGroups(db, crm, 0);
+  return { callIds, failedCodes: groups.map((g) => ({ code: g.code, calls: g.count })) };
 }
 
 /** Carries out an operator's replay request (parseReplayRequest). */

@@ -27,6 +27,14 @@ function problemsOf(env: Record<string, string>, require = { service: true, crm:
 }
 
 describe('configuration', () => {
+  it('accepts the CRM name in any case, as vendors write it, and still refuses an unknown one', () => {
+    expect(parseConfig({ ...base, CRM: 'HubSpot' }).crm).toBe('hubspot');
+    expect(parseConfig({ ...base, CRM: 'Salesforce' }).crm).toBe('salesforce');
+    expect(problemsOf({ ...base, CRM: 'Pipedrive' }, { service: true, crm: false })).toEqual([
+      'CRM: expected hubspot | salesforce (got "Pipedrive")',
+    ]);
+  });
+
   it('applies plan presets and overrides', () => {
     const c = parseConfig({ ...base, SERVICE_PLAN: 'team', SERVICE_DAILY_CAP: '777' });
     expect(c.service.limits).toEqual({ ratePerMinute: 120, burstPerSecond: 20, dailyCap: 777 });

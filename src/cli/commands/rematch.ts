@@ -33,7 +33,7 @@ export function registerRematch(program: Command): void {
       const { migrate } = await import('../../store/migrations.js');
       const { systemClock } = await import('../../util/clock.js');
       const { runRematch } = await import('../../pipelines/rematch.js');
-      const { formatRematch } = await import('../rematchFormat.js');
+      const { formatRematch, formatRematchProgress } = await import('../rematchFormat.js');
       const { crmLedgerFor } = await import('../../store/crmSlotLedger.js');
       const cleanup: (() => Promise<unknown>)[] = [];
       try {
@@ -50,12 +50,11 @@ export function registerRematch(program: Command): void {
           {
             since: new Date(since),
             dryRun: opts.dryRun,
-            onProgress: (p) =>
-              console.error(`rematch: ${p.seen} calls checked, ${p.moved} moved, ${p.failed} failed`),
+            onProgress: (p) => console.error(formatRematchProgress(p, opts.dryRun)),
           },
         );
         console.log(opts.json ? JSON.stringify(summary, null, 2) : formatRematch(summary));
-        if (summary.failed > 0) process.exitCode = 1;
+        if (summary.failed > 0 || summary.stoppedBy !== undefined) process.exitCode = 1;
       } finally {
         for (const close of cleanup) await close().catch(() => undefined);
         await database.close();
