@@ -20,6 +20,7 @@ const TABLES = [
   'budget_pause',
   'budget_request',
   'call_followup',
+  'crm_field_gap',
   'crm_ledger',
   'crm_request',
   'deal_call',
