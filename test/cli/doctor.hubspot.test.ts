@@ -112,6 +112,8 @@ describe('doctor with HubSpot', () => {
     const io = captureIo();
     expect(await runDoctor(config, io)).toBe(1);
     expect(failures(io.text())).toEqual([expect.stringMatching(/^✖ HubSpot credentials: /)]);
+    // The setting in use and how to renew it, not "check the HUBSPOT_* settings".
+    expect(io.text()).toContain('to fix: create a new private-app token and set HUBSPOT_ACCESS_TOKEN');
     expect(io.text()).not.toContain(token);
   });
 

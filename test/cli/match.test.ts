@@ -18,6 +18,19 @@ beforeAll(async () => {
 afterAll(() => Promise.all([svc.close(), hs.close(), sf.close()]));
 
 describe('crm-sync match', () => {
+  it('a rejected token: one plain sentence naming the setting and the fix, not the raw 401; exit 2', async () => {
+    const token = 'pat-na1-revoked-0000';
+    const { code, stdout, stderr } = await crmSync(
+      ['match', 'walt@wayne.example'],
+      hubspotEnv(svc, hs, { HUBSPOT_ACCESS_TOKEN: token }),
+    );
+    expect(stderr.trim()).toBe(
+      'The HubSpot access token was rejected. To fix: create a new private-app token and set HUBSPOT_ACCESS_TOKEN.',
+    );
+    expect(code).toBe(2);
+    expect(stdout + stderr).not.toContain(token);
+  });
+
   it('HubSpot: prints the decision with its reasons, and writes nothing', async () => {
     hs.state.requests.clear();
     const { code, stdout, stderr } = await crmSync(['match', 'walt@wayne.example'], hubspotEnv(svc, hs));
