@@ -55,6 +55,8 @@ export interface AppConfig {
   crm: CrmName;
   hubspot: HubSpotConfig;
   salesforce: SalesforceConfig;
+  /** CREDENTIALS_KEY: seals rotated refresh tokens stored in the database (src/util/secretBox.ts). */
+  credentialsKey?: string | undefined;
   http: {
     port: number;
     host: string;
@@ -218,6 +220,7 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
       apiVersion: raw.SALESFORCE_API_VERSION,
       limitPauseMs: raw.SALESFORCE_LIMIT_PAUSE_MS,
     },
+    credentialsKey: raw.CREDENTIALS_KEY,
     http: {
       port: raw.PORT,
       host: raw.HOST,

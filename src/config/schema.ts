@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { PLAN_NAMES } from '../budget/plans.js';
 import { DEFAULT_API_VERSION } from '../crm/salesforce/apiVersions.js';
 import { DEFAULT_HUBSPOT_API_VERSION, isHubSpotApiVersion } from '../crm/hubspot/paths.js';
+import { CREDENTIALS_KEY_FORMAT, parseCredentialsKey } from '../util/secretBox.js';
 import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
 
 /**
@@ -67,6 +68,7 @@ export const SECRET_KEYS = [
   'SALESFORCE_CLIENT_SECRET',
   'SALESFORCE_REFRESH_TOKEN',
   'SALESFORCE_JWT_PRIVATE_KEY',
+  'CREDENTIALS_KEY',
   // May carry a password.
   'DATABASE_URL',
   'ADMIN_TOKEN',
@@ -145,6 +147,16 @@ export const rawConfigSchema = z.object({
       .string()
       .regex(/^\d+\.0$/, `expected a version like ${DEFAULT_API_VERSION}`)
       .default(DEFAULT_API_VERSION),
+  ),
+  /**
+   * Seals refresh tokens the CRM rotates, stored in the database for every process (AES-256-GCM;
+   * src/util/secretBox.ts). Optional: without it a rotated token stays with the process that got it.
+   */
+  CREDENTIALS_KEY: optionalText.pipe(
+    z
+      .string()
+      .refine((v) => parseCredentialsKey(v) !== undefined, CREDENTIALS_KEY_FORMAT)
+      .optional(),
   ),
   /** How long to hold Salesforce requests after REQUEST_LIMIT_EXCEEDED (the daily allowance). */
   SALESFORCE_LIMIT_PAUSE_MS: optionalText.pipe(positiveInt.default(900_000)),

@@ -7,7 +7,6 @@ import type { FastifyPluginAsync } from 'fastify';
 import { failureGroups, searchCalls } from '../store/syncStatusQueries.js';
 import { runReplay } from '../worker/replay.js';
 import { parseReplayRequest, ReplayRequestError, type ReplayInput } from '../worker/replayRequest.js';
-import { clearedSessionCookie } from '../http/access.js';
 import { loadCallDetail } from './callDetail.js';
 import type { ConsoleDeps } from './deps.js';
 import { mappingFiles } from './mappingsInfo.js';
@@ -138,10 +137,6 @@ export function consoleRoutes(deps: ConsoleDeps & { tokenConfigured: boolean }):
       deps.onEnqueued();
       return reply.redirect(`${safeBack(body.back)}?replayed=${result.callIds.length}`, 303);
     });
-
-    app.post('/console/logout', async (_req, reply) =>
-      reply.header('set-cookie', clearedSessionCookie()).redirect('/console/login', 303),
-    );
   };
 }
 

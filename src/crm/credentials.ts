@@ -30,7 +30,7 @@ export function credentialAdvice(
     return {
       crm: 'hubspot',
       credential: 'HubSpot access token',
-      fix: 'create a new private-app token and set HUBSPOT_ACCESS_TOKEN',
+      fix: 'rotate or create a HubSpot Service Key (docs/install.md, section 1) and set HUBSPOT_ACCESS_TOKEN',
     };
   }
   switch (authMode(config.salesforce)) {
@@ -61,7 +61,7 @@ export function credentialAdvice(
   }
 }
 
-/** e.g. "HubSpot access token rejected (401): create a new private-app token and set HUBSPOT_ACCESS_TOKEN". */
+/** e.g. "HubSpot access token rejected (401): rotate or create a HubSpot Service Key (...) and set HUBSPOT_ACCESS_TOKEN". */
 export function rejectionMessage(advice: CredentialAdvice, status?: number): string {
   return `${advice.credential} rejected${status ? ` (${status})` : ''}: ${advice.fix}`;
 }

@@ -5,10 +5,9 @@
  * operatorScope.ts.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ConsoleSessions } from '../store/consoleSessions.js';
 
 export const SESSION_COOKIE = 'crm_sync_session';
-/** How long a console sign-in lasts. */
-export const SESSION_MAX_AGE_SECONDS = 12 * 3600;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -29,25 +28,36 @@ export type AccessDecision =
   | { allowed: false; reason: 'sign_in' | 'loopback_only' };
 
 /**
- * Keys derived from the admin token: the cookie holds an HMAC of it (never the token itself), and
- * console forms carry a CSRF token from the same secret. Without ADMIN_TOKEN a random per-process
- * secret stands in, so loopback forms are still protected against cross-site posts.
+ * What the access rules need: the admin token, the console's server-side sessions (the cookie holds
+ * a random session id, never the token), and the CSRF token console forms carry, derived from the
+ * admin token. Without ADMIN_TOKEN a random per-process secret stands in, so loopback forms are
+ * still protected against cross-site posts.
  */
 export interface AccessKeys {
   adminToken: string | undefined;
-  session: string | undefined;
+  /** Sign-ins; without them (no database at hand) no session cookie is accepted. */
+  sessions: ConsoleSessions | undefined;
   csrf: string;
   /** PUBLIC_URL's origin: with it, browser requests must name this host and post from this origin. */
-  publicOrigin?: string | undefined;
+  publicOrigin: string | undefined;
+  /** TRUST_PROXY: X-Forwarded-Proto (and X-Forwarded-For for throttling) are believed. */
+  trustProxy: boolean;
 }
 
-export function accessKeys(adminToken: string | undefined, publicOrigin?: string): AccessKeys {
+export interface AccessOptions {
+  publicOrigin?: string | undefined;
+  sessions?: ConsoleSessions | undefined;
+  trustProxy?: boolean | undefined;
+}
+
+export function accessKeys(adminToken: string | undefined, options: AccessOptions = {}): AccessKeys {
   const secret = adminToken ?? randomBytes(32).toString('hex');
   return {
     adminToken,
-    session: adminToken === undefined ? undefined : hmac(secret, 'crm-sync console session'),
+    sessions: adminToken === undefined ? undefined : options.sessions,
     csrf: hmac(secret, 'crm-sync console csrf'),
-    publicOrigin,
+    publicOrigin: options.publicOrigin,
+    trustProxy: options.trustProxy ?? false,
   };
 }
 
@@ -72,12 +82,12 @@ export function hostAllowed(keys: AccessKeys, host: string | undefined): boolean
   }
 }
 
-export function decideAccess(keys: AccessKeys, req: AccessRequest): AccessDecision {
+export async function decideAccess(keys: AccessKeys, req: AccessRequest): Promise<AccessDecision> {
   if (keys.adminToken !== undefined) {
     const bearer = /^Bearer (.+)$/i.exec(req.authorization ?? '')?.[1];
     if (bearer !== undefined && sameSecret(bearer, keys.adminToken)) return { allowed: true, via: 'token' };
-    const session = parseCookies(req.cookie)[SESSION_COOKIE];
-    if (session !== undefined && keys.session && sameSecret(session, keys.session)) {
+    const session = sessionIdOf(req.cookie);
+    if (session !== undefined && (await keys.sessions?.check(session))) {
       return { allowed: true, via: 'session' };
     }
     return { allowed: false, reason: 'sign_in' };
@@ -123,12 +133,30 @@ export function csrfMatches(keys: AccessKeys, given: unknown): boolean {
   return typeof given === 'string' && sameSecret(given, keys.csrf);
 }
 
-export function sessionCookie(keys: AccessKeys): string {
-  return `${SESSION_COOKIE}=${keys.session}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_MAX_AGE_SECONDS}`;
+export function sessionIdOf(cookieHeader: string | undefined): string | undefined {
+  const id = parseCookies(cookieHeader)[SESSION_COOKIE];
+  return id === '' ? undefined : id;
 }
 
-export function clearedSessionCookie(): string {
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+/**
+ * Whether the request reached us over TLS: its own socket, or a proxy's X-Forwarded-Proto when
+ * TRUST_PROXY says a proxy we trust sets it (anyone else could send the header).
+ */
+export function cameOverTls(
+  keys: Pick<AccessKeys, 'trustProxy'>,
+  req: { encrypted: boolean; forwardedProto: string | undefined },
+): boolean {
+  if (req.encrypted) return true;
+  return keys.trustProxy && req.forwardedProto?.split(',')[0]?.trim().toLowerCase() === 'https';
+}
+
+/** The cookie of a new session; it lasts no longer than the session's absolute expiry. */
+export function sessionCookie(id: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+}
+
+export function clearedSessionCookie(secure: boolean): string {
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? '; Secure' : ''}`;
 }
 
 export function parseCookies(header: string | undefined): Record<string, string> {

@@ -19,7 +19,7 @@ export function operatorScope(keys: AccessKeys, routes: FastifyPluginAsync[]): F
     );
     scope.addHook('onRequest', async (req, reply) => {
       reply.header('cache-control', 'no-store');
-      const decision = decideAccess(keys, {
+      const decision = await decideAccess(keys, {
         authorization: req.headers.authorization,
         cookie: req.headers.cookie,
         remoteAddress: req.socket.remoteAddress,

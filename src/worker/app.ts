@@ -21,6 +21,7 @@ import { openDatabase } from '../store/database.js';
 import { isLive } from '../store/livePriority.js';
 import { createDbSlotLedger } from '../store/dbSlotLedger.js';
 import { crmLedgerFor } from '../store/crmSlotLedger.js';
+import { refreshTokensFor } from '../store/crmCredentialStore.js';
 import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
 import { migrate } from '../store/migrations.js';
@@ -42,7 +43,9 @@ import { collectForecast, collectStatus, forecastTimes } from './status.js';
 import { adminRoutes } from './adminRoutes.js';
 import { boundAddress } from './boundAddress.js';
 import { consoleRoutes } from '../console/routes.js';
-import { consolePublicRoutes } from '../console/publicRoutes.js';
+import { consolePublicRoutes, signOutRoute } from '../console/publicRoutes.js';
+import { createSignInThrottle } from '../http/signInThrottle.js';
+import { dbConsoleSessions } from '../store/consoleSessions.js';
 import { recordLinker } from '../console/links.js';
 import { previewCall, type PreviewSource } from '../mapping/preview.js';
 import { accessKeys } from '../http/access.js';
@@ -133,6 +136,7 @@ export async function startWorker(
       // The live lane runs its jobs as live work (src/store/livePriority.ts): their lookups go first.
       isLive,
       ledger: crmLedgerFor(database, config.crm, clock, cleanup),
+      refreshTokens: refreshTokensFor(config, database.prisma),
     });
     const pipeline = {
       db,
@@ -232,7 +236,15 @@ export async function startWorker(
       crm: () => credentials.readiness(),
       clock,
     });
-    const access = accessKeys(config.http.adminToken, config.http.publicOrigin);
+    const adminToken = config.http.adminToken;
+    const sessions = adminToken === undefined ? undefined : dbConsoleSessions(db, adminToken);
+    // Sessions made with an earlier ADMIN_TOKEN (and expired ones) go now; check() refuses them anyway.
+    await sessions?.prune();
+    const access = accessKeys(adminToken, {
+      publicOrigin: config.http.publicOrigin,
+      sessions,
+      trustProxy: config.http.trustProxy,
+    });
     // The console's mapping preview: reads only, at write-back priority, from this worker's budget.
     const previewSource: PreviewSource = {
       getCall: (callId) => service.getCall(callId, { priority: 'writeback' }),
@@ -269,8 +281,9 @@ export async function startWorker(
           csrf: access.csrf,
           tokenConfigured: access.adminToken !== undefined,
         }),
+        signOutRoute(access),
       ],
-      publicRoutes: [consolePublicRoutes(access)],
+      publicRoutes: [consolePublicRoutes(access, createSignInThrottle(clock))],
     });
     await listenOrNameTheSetting(http, config.http);
     const bound = boundAddress(http.server.address(), config.http);

@@ -92,6 +92,17 @@ describe('configuration', () => {
     ]);
   });
 
+  it('takes CREDENTIALS_KEY as 32 bytes (base64 or hex), naming how to make one and never echoing it', () => {
+    const good = Buffer.alloc(32, 7).toString('base64');
+    expect(parseConfig({ ...base, CREDENTIALS_KEY: good }).credentialsKey).toBe(good);
+    const problems = problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', CREDENTIALS_KEY: 'short-secret-key' });
+    expect(problems).toEqual([
+      expect.stringMatching(/^CREDENTIALS_KEY: expected 32 random bytes .*openssl rand -base64 32/),
+    ]);
+    expect(problems[0]).not.toContain('short-secret-key');
+    expect(redactConfig(parseConfig({ ...base, CREDENTIALS_KEY: good })).credentialsKey).toBe('[redacted]');
+  });
+
   it('reads how long Salesforce requests are held after REQUEST_LIMIT_EXCEEDED (15 min unless set)', () => {
     expect(parseConfig(base).salesforce.limitPauseMs).toBe(900_000);
     expect(parseConfig({ ...base, SALESFORCE_LIMIT_PAUSE_MS: '3000' }).salesforce.limitPauseMs).toBe(3000);

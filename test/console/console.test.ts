@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { MatchDecision } from '../../src/crm/match/types.js';
 import { DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
 import { accessKeys } from '../../src/http/access.js';
+import { dbConsoleSessions } from '../../src/store/consoleSessions.js';
 import { consoleRoutes } from '../../src/console/routes.js';
 import { adminRoutes } from '../../src/worker/adminRoutes.js';
 import { consolePublicRoutes } from '../../src/console/publicRoutes.js';
@@ -52,7 +53,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
   const clock = new FakeClock(NOW);
   let app: FastifyInstance;
   let enqueued = 0;
-  const keys = accessKeys(TOKEN);
+  let keys = accessKeys(TOKEN);
   const auth = { authorization: `Bearer ${TOKEN}` };
 
   const deps = () => {
@@ -85,6 +86,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
 
   beforeAll(async () => {
     const db = current().db.prisma;
+    keys = accessKeys(TOKEN, { sessions: dbConsoleSessions(db, TOKEN) });
     const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000);
     const call = async (callId: string, email: string, company: string, minutesAgo: number) =>
       upsertDiscovered(db, {
@@ -246,7 +248,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
       url: '/console/replay',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        cookie: `crm_sync_session=${keys.session}`,
+        cookie: `crm_sync_session=${await keys.sessions!.create()}`,
       },
       payload: 'code=CRM_REJECTED',
     });

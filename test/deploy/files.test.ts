@@ -164,6 +164,51 @@ describe('docs/install.md', () => {
     }
   });
 
+  it('starts HubSpot from a Service Key and asks for no legacy private app (issue 21)', () => {
+    const hubspot = guide.slice(guide.indexOf('## 1. HubSpot'), guide.indexOf('## 2.'));
+    expect(hubspot).toContain('## 1. HubSpot: a Service Key');
+    // No menu path to the private-app screen, and no step (numbered line) about a private app.
+    expect(guide).not.toMatch(/Private Apps\s*>/i);
+    const steps = hubspot.split('\n').filter((l) => /^\s*\d+\.\s/.test(l));
+    expect(steps.length).toBeGreaterThan(4);
+    for (const step of steps) expect(step).not.toMatch(/private[- ]app/i);
+    // Every mention of a private app is of an existing, legacy one.
+    for (const line of hubspot.split('\n').filter((l) => /private[- ]app/i.test(l)))
+      expect(line).toMatch(/legacy/i);
+    // The "which credential" table: new install, existing legacy private app, OAuth.
+    const rows = [...hubspot.matchAll(/^\| ([^|]+) \| ([^|]+) \| [^|]+ \|$/gm)].map((m) => [
+      m[1]!.trim(),
+      m[2]!.trim(),
+    ]);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        ['New install', 'A Service Key (1a)'],
+        [expect.stringMatching(/^Existing legacy private app/), expect.stringMatching(/keeps working/)],
+        [expect.stringMatching(/OAuth/), 'A project-based app with OAuth (1b)'],
+      ]),
+    );
+    // Each way names the vendor page it follows.
+    const ways = hubspot.split(/^### /m).slice(1, 4);
+    expect(ways.map((w) => w.split('\n')[0])).toEqual([
+      '1a. A Service Key (new installs)',
+      '1b. A project-based app with OAuth (optional)',
+      '1c. An existing legacy private app',
+    ]);
+    for (const way of ways) expect(way).toMatch(/HubSpot's "[^"]+"|changelog "[^"]+"/);
+  });
+
+  it('names every scope doctor probes for HubSpot in the scope table', () => {
+    const table = new Set([...guide.matchAll(/^\| `(crm\.[a-z.]+)`/gm)].map((m) => m[1]));
+    for (const scope of [
+      'crm.objects.contacts.read',
+      'crm.objects.companies.read',
+      'crm.objects.deals.read',
+      'crm.objects.owners.read',
+      'crm.schemas.contacts.read',
+    ])
+      expect(table).toContain(scope);
+  });
+
   it('names the webhook events the worker acts on, and only those', () => {
     const listed = [...guide.matchAll(/^\| `([a-z]+\.[a-z]+)` \|/gm)].map((m) => m[1]);
     expect(listed).toEqual(WEBHOOK_EVENT_TYPES.filter((t) => t !== 'transcript.ready'));

@@ -5,7 +5,8 @@
  */
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { consolePublicRoutes } from '../../src/console/publicRoutes.js';
+import { consolePublicRoutes, signOutRoute } from '../../src/console/publicRoutes.js';
+import { createSignInThrottle } from '../../src/http/signInThrottle.js';
 import { consoleRoutes } from '../../src/console/routes.js';
 import { recordLinker } from '../../src/console/links.js';
 import type { AccessKeys } from '../../src/http/access.js';
@@ -46,8 +47,9 @@ export async function operatorSurface(db: Db, keys: AccessKeys, clock: FakeClock
         csrf: keys.csrf,
         tokenConfigured: keys.adminToken !== undefined,
       }),
+      signOutRoute(keys),
     ],
-    publicRoutes: [consolePublicRoutes(keys)],
+    publicRoutes: [consolePublicRoutes(keys, createSignInThrottle(clock))],
   });
   const routes: { method: string; url: string }[] = [];
   t.app.addHook('onRoute', (r) => {

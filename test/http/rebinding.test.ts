@@ -87,7 +87,7 @@ describe('PUBLIC_URL (with ADMIN_TOKEN)', () => {
   beforeAll(async () => {
     surface = await operatorSurface(
       current().db.prisma,
-      accessKeys(TOKEN, 'https://crm-sync.example.com'),
+      accessKeys(TOKEN, { publicOrigin: 'https://crm-sync.example.com' }),
       new FakeClock(),
     );
     await surface.app.listen({ host: '127.0.0.1', port: 0 });

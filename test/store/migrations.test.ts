@@ -20,6 +20,8 @@ const TABLES = [
   'budget_pause',
   'budget_request',
   'call_followup',
+  'console_session',
+  'crm_credential',
   'crm_ledger',
   'crm_request',
   'deal_call',

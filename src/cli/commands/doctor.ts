@@ -125,11 +125,15 @@ async function checkCrm(
     fix: !c.ok && c.name === 'credentials' ? advice.fix : c.fix,
   });
   const { createCrmAdapter } = await import('../../crm/factory.js');
+  const { openRefreshTokens } = await import('../workerDb.js');
+  let tokens: Awaited<ReturnType<typeof openRefreshTokens>>;
   try {
+    tokens = await openRefreshTokens(config);
     const adapter = await createCrmAdapter(config, {
       clock: deps.clock,
       logger: deps.logger,
       mapping: mapping ?? undefined,
+      refreshTokens: tokens?.refreshTokens,
     });
     // Without a valid mapping only the credentials can be checked.
     const report = await adapter.verifySetup(mapping ? requiredFields(mapping) : [], { fix });
@@ -148,6 +152,8 @@ async function checkCrm(
         fix: `check ${settings} and that ${label} is reachable from here`,
       }),
     ];
+  } finally {
+    await tokens?.close();
   }
 }
 
@@ -185,6 +191,7 @@ export function secretsOf(config: AppConfig): string[] {
     salesforce.clientSecret,
     salesforce.refreshToken,
     salesforce.jwtPrivateKey,
+    config.credentialsKey,
   ].filter((s): s is string => Boolean(s));
 }
 

@@ -30,7 +30,9 @@ export function registerMatch(program: Command): void {
       const { holdProcessOpen } = await import('../keepAlive.js');
       const config = loadConfig({ require: { crm: true } });
       const mapping = loadMappings(config.configDir, config.crm);
-      const crm = await createCrmAdapter(config);
+      const { openRefreshTokens } = await import('../workerDb.js');
+      const tokens = await openRefreshTokens(config);
+      const crm = await createCrmAdapter(config, { refreshTokens: tokens?.refreshTokens });
       const release = holdProcessOpen();
       const found = await crm
         .lookup(
@@ -39,7 +41,10 @@ export function registerMatch(program: Command): void {
           dealRuleFor(mapping),
         )
         .catch(async (err: unknown) => Promise.reject(await plainCrmRefusal(err, config)))
-        .finally(release);
+        .finally(() => {
+          release();
+          return tokens?.close();
+        });
       if (opts.json) {
         console.log(JSON.stringify(found, null, 2));
         return;

@@ -42,7 +42,9 @@ export function registerRematch(program: Command): void {
         const mapping = loadMappings(config.configDir, config.crm);
         // On PostgreSQL its requests count in the workers' CRM budget.
         const ledger = crmLedgerFor(database, config.crm, systemClock, cleanup);
-        const crm = await createCrmAdapter(config, { mapping, ledger });
+        const { refreshTokensFor } = await import('../../store/crmCredentialStore.js');
+        const refreshTokens = refreshTokensFor(config, database.prisma);
+        const crm = await createCrmAdapter(config, { mapping, ledger, refreshTokens });
         const summary = await runRematch(
           { db: database.prisma, crmName: config.crm, crm, mapping, clock: systemClock },
           {

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError } from '../errors.js';
 import type { CrmSlotLedger } from '../limits/ledger.js';
 import { DEFAULT_DEAL_RULE, type CrmAdapter } from '../types.js';
+import type { RefreshTokenStore } from '../refreshTokens.js';
 import { DEFAULT_API_VERSION, MIN_API_VERSION } from './apiVersions.js';
 import { ApiBudget, DEFAULT_BUDGET, type ApiBudgetOptions } from './budget.js';
 import type { SalesforceContext } from './context.js';
@@ -38,6 +39,11 @@ export interface SalesforceAdapterDeps {
   ledger?: CrmSlotLedger | undefined;
   /** External-id fields used as upsert keys (defaults CrmSync_Call_Id__c, CrmSync_Followup_Id__c). */
   keyFields?: Partial<KeyFields>;
+  /**
+   * Refresh-token flow: where the token to present comes from and a rotated one goes; shared
+   * through the database by every process (src/store/crmCredentialStore.ts). Default: memory.
+   */
+  refreshTokens?: RefreshTokenStore | undefined;
   /** Environment for proxy discovery (default process.env). */
   env?: Record<string, string | undefined>;
 }
@@ -98,6 +104,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
     restTransport,
     authTransport,
     dailyPauseMs: budget.pauseMs,
+    refreshTokens: deps.refreshTokens,
   });
   markHealthy = session.markHealthy;
   const { conn } = session;
@@ -120,7 +127,13 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
     }
   };
   const describe = new DescribeCache((type) => call(`describe ${type}`, () => conn.describe(type)));
-  const ctx: SalesforceContext = { conn, call, describe, logger };
+  const ctx: SalesforceContext = {
+    conn,
+    call,
+    describe,
+    logger,
+    credentialProblem: session.credentialProblem,
+  };
   const known = new KnownKeys();
 
   return {

@@ -101,7 +101,13 @@ export async function verifySalesforceSetup(
     const limits = await ctx.call('limits', () => ctx.conn.limits());
     const api = limits.DailyApiRequests;
     const usage = api ? `; API requests in the last 24 h: ${api.Max - api.Remaining}/${api.Max}` : '';
-    checks.push({ name: 'credentials', ok: true, detail: `signed in${usage}` }, version);
+    const problem = ctx.credentialProblem?.();
+    checks.push(
+      problem
+        ? { name: 'credentials', ok: false, detail: `signed in, but: ${problem}` }
+        : { name: 'credentials', ok: true, detail: `signed in${usage}` },
+      version,
+    );
   } catch (err) {
     if (!(err instanceof CrmError)) throw err;
     const fix =

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFaults.js';
@@ -12,8 +13,10 @@ import { registerBatchUpdate } from './routes/batchUpdate.js';
 import { registerObjectReads } from './routes/objectReads.js';
 import { registerObjectWrites } from './routes/objectWrites.js';
 import { registerProperties } from './routes/properties.js';
+import { missingScopesBody, requiredScope } from './scopes.js';
 import { seed } from './seed.js';
-import { TOKEN_PATH } from './versions.js';
+import { COUNTS_DIR_ENV, PrefixCounts } from './prefixCounts.js';
+import { classifyPath, DATED_VERSIONS, datedEquivalent, TOKEN_PATH } from './versions.js';
 import { HubSpotStore } from './store.js';
 
 export type { SandboxState } from './context.js';
@@ -37,6 +40,19 @@ export interface HubSpotSandboxOptions {
   faultRates?: Partial<CrmFaultRates>;
   /** Seed of the random fault draws (default 42). */
   faultSeed?: number;
+  /**
+   * Also serve the numbered-version paths (`/crm/v3/...`, `/crm/v4/...`, `/oauth/v1/token`) as their
+   * dated equivalents. Off by default: a legacy request is then answered 410, so a test that makes
+   * one fails (HubSpot ends their support in 2027; see versions.ts).
+   */
+  legacyPaths?: boolean;
+  /**
+   * The scopes the credentials were granted (default: every scope); a request needing another is
+   * answered 403 MISSING_SCOPES (scopes.ts). Also settable with `PUT /_admin/scopes`.
+   */
+  scopes?: string[];
+  /** Where to write the request counts by path prefix (default: $HUBSPOT_SANDBOX_COUNTS_DIR; null: nowhere). */
+  countsDir?: string | null;
 }
 
 export interface HubSpotSandbox {
@@ -69,6 +85,13 @@ export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Pro
       seededRandom(opts.faultSeed ?? 42),
     ),
     requests: new RequestLog(),
+    prefixCounts: new PrefixCounts(
+      opts.legacyPaths ?? false,
+      opts.countsDir === null ? undefined : (opts.countsDir ?? process.env[COUNTS_DIR_ENV]),
+      `hubspot-${process.pid}-${randomUUID()}`,
+    ),
+    legacyPaths: opts.legacyPaths ?? false,
+    scopes: opts.scopes ? new Set(opts.scopes) : undefined,
     refs: {
       contacts: {} as SandboxState['refs']['contacts'],
       companies: {} as SandboxState['refs']['companies'],
@@ -91,18 +114,50 @@ export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Pro
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : Number(opts.port ?? 0);
   const host = opts.host ?? '127.0.0.1';
-  return { url: `http://${host}:${port}`, port, accessToken, oauth, state, close: () => app.close() };
+  const close = async () => {
+    await app.close();
+    state.prefixCounts.flush();
+  };
+  return { url: `http://${host}:${port}`, port, accessToken, oauth, state, close };
 }
 
 function buildApp(state: SandboxState): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 32 * 1024 * 1024,
+    // With `legacyPaths`, a numbered-version path is served by its dated route (counted first).
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      return state.legacyPaths && classifyPath(url).kind === 'legacy'
+        ? datedEquivalent(url, DATED_VERSIONS.at(-1)!)
+        : url;
+    },
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
   });
 
   // Requests that run and then answer a 5xx anyway (a server failing after it acted).
   const failAfter = new WeakMap<FastifyRequest, number>();
-  app.addHook('onRequest', async (req, reply) => gate(state, req, reply, failAfter));
+  app.addHook('onRequest', async (req, reply) => {
+    const original = req.originalUrl.split('?')[0] ?? req.originalUrl;
+    if (original.startsWith('/_admin')) return;
+    const kind = state.prefixCounts.add(original);
+    if (kind.kind === 'legacy' && !state.legacyPaths) {
+      return reply
+        .code(410)
+        .send(
+          errorBody(
+            'LEGACY_API_PATH',
+            `${original} is a numbered-version path; use the date-versioned API (e.g. /crm/objects/2026-09/...)`,
+          ),
+        );
+    }
+    if (kind.kind === 'dated' && !DATED_VERSIONS.includes(kind.version!)) {
+      return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `Unknown API version ${kind.version}`));
+    }
+    return gate(state, req, reply, failAfter);
+  });
   app.addHook('onSend', async (req, reply, payload) => {
     const status = failAfter.get(req);
     if (status === undefined) return payload;
@@ -153,6 +208,9 @@ async function gate(
   }
   const auth = state.auth.check(req.headers.authorization);
   if (!auth.ok) return reply.code(401).send(auth.body);
+  const scope = requiredScope(req.method, path);
+  if (scope && state.scopes && !state.scopes.has(scope))
+    return reply.code(403).send(missingScopesBody(scope));
   const daily = !auth.oauth; // OAuth apps have no daily limit and no Daily headers
   const search = req.method === 'POST' && SEARCH_PATH.test(path);
   // Search answers, 429s included, carry no X-HubSpot-RateLimit-* headers: the headers describe

@@ -3,7 +3,10 @@
  * 2026-03-30 (`/crm/objects/2026-09/contacts`, `/oauth/2026-03/token`; HubSpot API reference,
  * "2026-03 overview"); numbered paths (`/crm/v3/`, `/crm/v4/`, `/oauth/v1/`) are legacy and go
  * unsupported in 2027 (changelog "Legacy APIs and Apps: What's Going Unsupported and When").
- * The sandbox counts requests by prefix so a test run can prove no legacy path was used.
+ * The sandbox counts requests by prefix so a test run can prove no legacy path was used. Its routes
+ * (routes/*.ts) serve `/{api}/{version}/...` with the 2026-09 shapes: the objects, properties and
+ * owners bodies of v3 and the association bodies of v4, unchanged in the dated reference (HubSpot
+ * API reference, 2026-09; the 2026-09 folders of HubSpot-public-api-spec-collection).
  */
 
 /** The date versions the sandbox serves (HubSpot releases each March and September). */

@@ -54,6 +54,9 @@ export class TokenIssuer {
     return token;
   }
 
+  /** Each refresh retires the presented refresh token and answers with a new one. */
+  rotateRefreshTokens = false;
+
   /** While set, every access token and grant is refused (the connected app's access revoked). */
   private revoked = false;
 
@@ -97,9 +100,17 @@ export class TokenIssuer {
     const secret = form.get('client_secret');
     if (secret !== null && secret !== this.app.clientSecret)
       return oauthError('invalid_client', 'invalid client credentials');
-    const userId = this.refreshTokens.get(form.get('refresh_token') ?? '');
+    const presented = form.get('refresh_token') ?? '';
+    const userId = this.refreshTokens.get(presented);
     if (!userId) return oauthError('invalid_grant', 'expired access/refresh token');
-    return this.success(userId, baseUrl);
+    const answer = this.success(userId, baseUrl);
+    if (this.rotateRefreshTokens) {
+      // Refresh token rotation (Salesforce Help, "Refresh Token Rotation", an External Client App
+      // OAuth policy): the presented token is retired, the answer carries its successor.
+      this.refreshTokens.delete(presented);
+      answer.body.refresh_token = this.issueRefreshToken(userId);
+    }
+    return answer;
   }
 
   /**

@@ -19,7 +19,9 @@ const MAX_ASSOCIATION_INPUTS = 1000;
 const BATCH_READ_PAGE = 500;
 
 /**
- * Associations v4 (HubSpot associations v4 guide; public spec associations.json): list, batch read
+ * Associations on the dated paths (`/crm/associations/{version}/...`, `/crm/objects/{version}/{type}/
+ * {id}/associations/{toType}`), whose bodies are v4's (HubSpot API reference 2026-03/2026-09
+ * "Associations"; the 2026-09 folder of HubSpot-public-api-spec-collection): list, batch read
  * (an input without links is a NO_ASSOCIATIONS_FOUND error in a 207), batch create, batch archive,
  * and the single PUTs (201 labelled, 200 default).
  */
