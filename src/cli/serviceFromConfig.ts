@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { createRequestBudget } from '../budget/index.js';
 import type { RequestBudget, SlotLedger } from '../budget/types.js';
 import type { AppConfig } from '../config/config.js';
@@ -83,15 +81,16 @@ type SharedLedger = { ledger: SlotLedger; database: Database } | { unavailable: 
 /** The workers' ledger in the configured database, or why it cannot be used (one clause). */
 async function openSharedLedger(config: AppConfig): Promise<SharedLedger> {
   const embedded = config.databaseUrl === undefined;
+  const [{ openDatabase, embeddedExists }, { EmbeddedDatabaseInUseError }, { createDbSlotLedger }] =
+    await Promise.all([
+      import('../store/database.js'),
+      import('../store/embeddedLock.js'),
+      import('../store/dbSlotLedger.js'),
+    ]);
   // An embedded data directory without a database stays that way: a check creates nothing.
-  if (embedded && !existsSync(path.join(config.dataDir, 'pglite', 'PG_VERSION'))) {
+  if (embedded && !embeddedExists(config.dataDir)) {
     return { unavailable: `no database in DATA_DIR (${config.dataDir}) and no DATABASE_URL` };
   }
-  const [{ openDatabase }, { EmbeddedDatabaseInUseError }, { createDbSlotLedger }] = await Promise.all([
-    import('../store/database.js'),
-    import('../store/embeddedLock.js'),
-    import('../store/dbSlotLedger.js'),
-  ]);
   let database: Database;
   try {
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });

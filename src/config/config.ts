@@ -23,6 +23,8 @@ export interface ServiceConfig {
 
 export interface HubSpotConfig {
   baseUrl: string;
+  /** HubSpot's date version, e.g. 2026-09 (HUBSPOT_API_VERSION; the adapter's default when unset). */
+  apiVersion?: string | undefined;
   accessToken?: string | undefined;
   clientId?: string | undefined;
   clientSecret?: string | undefined;
@@ -53,6 +55,8 @@ export interface AppConfig {
   crm: CrmName;
   hubspot: HubSpotConfig;
   salesforce: SalesforceConfig;
+  /** CREDENTIALS_KEY: seals rotated refresh tokens stored in the database (src/util/secretBox.ts). */
+  credentialsKey?: string | undefined;
   http: {
     port: number;
     host: string;
@@ -197,6 +201,7 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
     crm: raw.CRM,
     hubspot: {
       baseUrl: raw.HUBSPOT_BASE_URL,
+      apiVersion: raw.HUBSPOT_API_VERSION,
       accessToken: raw.HUBSPOT_ACCESS_TOKEN,
       clientId: raw.HUBSPOT_CLIENT_ID,
       clientSecret: raw.HUBSPOT_CLIENT_SECRET,
@@ -215,6 +220,7 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
       apiVersion: raw.SALESFORCE_API_VERSION,
       limitPauseMs: raw.SALESFORCE_LIMIT_PAUSE_MS,
     },
+    credentialsKey: raw.CREDENTIALS_KEY,
     http: {
       port: raw.PORT,
       host: raw.HOST,

@@ -12,7 +12,7 @@ const HINTS: Record<string, string> = {
   SERVICE_UNAUTHORIZED:
     'The Service rejected the API key. Replace SERVICE_API_KEY, restart the worker, then replay.',
   SERVICE_NOT_READY:
-    'The Service had no analysis after 48 hours. Replay once the analysis shows at the Service.',
+    'The Service had no analysis for this call 48 hours after it (or, for an older call found by a backfill, when crm-sync looked). Replay once the analysis shows at the Service.',
   SERVICE_RATE_LIMITED:
     'The Service asked to slow down. The worker waits on its own; replay only if calls stay failed.',
   SERVICE_DAILY_CAP: 'The daily request cap was spent. The work resumes after midnight UTC; replay then.',

@@ -25,7 +25,7 @@ import { adoptAll, holdsEverything, readLedger, type Adoption, type Ledger } fro
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
-import { analysisWaitMs, ANALYSIS_GIVE_UP_MS } from './analysisWait.js';
+import { analysisGiveUpReason, analysisWaitMs } from './analysisWait.js';
 import { callPhaseOf, endedReason } from './callStatus.js';
 import { ANALYSIS_SAFETY_CHECK_MS } from './route.js';
 
@@ -266,15 +266,12 @@ async function waitForAnalysis(
 ): Promise<Prepared> {
   const created = Date.parse(call.created_at);
   const age = Number.isNaN(created) ? 0 : deps.clock.now() - created;
-  if (age > ANALYSIS_GIVE_UP_MS) {
-    return settle(
-      deps,
-      record,
-      'failed',
-      `${why} ${Math.round(age / 3_600_000)} h after the call; gave up`,
-      'SERVICE_NOT_READY',
-    );
-  }
+  const giveUp = analysisGiveUpReason({
+    ageMs: age,
+    seenForMs: deps.clock.now() - record.createdAt.getTime(),
+    why,
+  });
+  if (giveUp) return settle(deps, record, 'failed', giveUp, 'SERVICE_NOT_READY');
   await moveTo(deps, record, 'awaiting_analysis', why);
   return later(analysisWaitMs(age, floorMs), `${why}; waiting for its analysis`);
 }

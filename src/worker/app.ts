@@ -21,6 +21,7 @@ import { openDatabase } from '../store/database.js';
 import { isLive } from '../store/livePriority.js';
 import { createDbSlotLedger } from '../store/dbSlotLedger.js';
 import { crmLedgerFor } from '../store/crmSlotLedger.js';
+import { refreshTokensFor } from '../store/crmCredentialStore.js';
 import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
 import { migrate } from '../store/migrations.js';
@@ -135,6 +136,7 @@ export async function startWorker(
       // The live lane runs its jobs as live work (src/store/livePriority.ts): their lookups go first.
       isLive,
       ledger: crmLedgerFor(database, config.crm, clock, cleanup),
+      refreshTokens: refreshTokensFor(config, database.prisma),
     });
     const pipeline = {
       db,

@@ -8,13 +8,15 @@ import type { CrmName } from '../crm/types.js';
 import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobQueue.js';
-import { listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
+import { failureGroups, listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
 import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
 import { canTransition, type SyncState } from '../sync/states.js';
 import type { ReplayRequest } from './replayRequest.js';
 
 export interface ReplayResult {
   callIds: string[];
+  /** When a code matched nothing: the codes the failed calls do have, so a typo is seen as one. */
+  failedCodes?: { code: string | null; calls: number }[] | undefined;
 }
 
 const RESUME_FROM: Partial<Record<SyncState, SyncState>> = {
@@ -65,7 +67,10 @@ export async function replayFailed(
 ): Promise<ReplayResult> {
   const failed = await listFailedCalls(db, crm, selection, limit);
   for (const f of failed) await replayCall(db, crm, f.callId, now);
-  return { callIds: failed.map((f) => f.callId) };
+  const callIds = failed.map((f) => f.callId);
+  if (callIds.length > 0 || selection.code === undefined) return { callIds };
+  const groups = await failureGroups(db, crm, 0);
+  return { callIds, failedCodes: groups.map((g) => ({ code: g.code, calls: g.count })) };
 }
 
 /** Carries out an operator's replay request (parseReplayRequest). */

@@ -21,12 +21,20 @@ export interface ReplayInput {
 
 export function parseReplayRequest(input: ReplayInput): ReplayRequest {
   const callId = text(input.callId);
-  if (callId !== undefined) return { callId };
   const code = text(input.code);
+  const all = input.failed === true || input.failed === 'true';
+  if (callId !== undefined) {
+    // Silently dropping the rest would replay something other than what was asked.
+    if (all || code !== undefined || text(input.since) !== undefined || text(input.until) !== undefined) {
+      throw new ReplayRequestError(
+        'a call id replays that one call: give it alone, or failed, a code or a time window without it',
+      );
+    }
+    return { callId };
+  }
   const since = time(input.since, 'since');
   const until = time(input.until, 'until');
   if (since && until && since >= until) throw new ReplayRequestError('since must be before until');
-  const all = input.failed === true || input.failed === 'true';
   if (!all && code === undefined && since === undefined && until === undefined) {
     throw new ReplayRequestError('give a call id, or failed, a code, or a time window (since/until)');
   }

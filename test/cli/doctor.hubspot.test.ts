@@ -70,8 +70,32 @@ describe('doctor with HubSpot', () => {
     const again = captureIo();
     expect(await runDoctor(config, again)).toBe(0);
     expect(failures(again.text())).toEqual([]);
-    expect(again.text()).toMatch(/All 20 checks passed\.$/);
+    expect(again.text()).toMatch(/All 22 checks passed\.$/);
     expect(again.text()).not.toContain('created');
+  });
+
+  it('names the scope the credential lacks and how to grant it', async () => {
+    const config = configFrom(hubspotEnv(svc, hs));
+    await runDoctor(config, captureIo(), { fix: true });
+    hs.state.scopes = new Set([
+      'crm.objects.contacts.read',
+      'crm.objects.companies.read',
+      'crm.objects.owners.read',
+      'crm.schemas.contacts.read',
+      'crm.schemas.deals.read',
+    ]);
+    try {
+      const io = captureIo();
+      expect(await runDoctor(config, io)).toBe(1);
+      expect(failures(io.text())).toEqual([
+        '✖ HubSpot scopes: lacks crm.objects.deals.read (to read deals records)',
+      ]);
+      expect(io.text()).toContain(
+        'to fix: grant crm.objects.deals.read: Service Key: HubSpot Development > Keys > Service keys',
+      );
+    } finally {
+      hs.state.scopes = undefined;
+    }
   });
 
   it('says a wrong Service key is invalid, without printing it or any other secret', async () => {

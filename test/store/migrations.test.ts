@@ -21,6 +21,7 @@ const TABLES = [
   'budget_request',
   'call_followup',
   'console_session',
+  'crm_credential',
   'crm_ledger',
   'crm_request',
   'deal_call',

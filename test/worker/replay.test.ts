@@ -4,6 +4,7 @@ import { claimFollowupGeneration, saveFollowupDrafts } from '../../src/store/fol
 import { recordSyncError } from '../../src/store/syncStatusRepo.js';
 import { replayCall, replayFailed, runReplay } from '../../src/worker/replay.js';
 import { parseReplayRequest } from '../../src/worker/replayRequest.js';
+import { replayOutcome } from '../../src/cli/commands/replay.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const T0 = new Date(Date.UTC(2026, 0, 5, 12));
@@ -87,6 +88,34 @@ describe.each(DATABASE_KINDS)('replay (%s)', (kind) => {
       }),
     ).toBe(3);
   });
+
+  it('a code no failed call has replays nothing and names the codes the failed calls do have', async () => {
+    const db = current().db.prisma;
+    const at = new Date(Date.UTC(2026, 0, 7, 9));
+    for (const [callId, code] of [
+      ['b1', 'CRM_AUTH'],
+      ['b2', 'CRM_AUTH'],
+      ['b3', 'CRM_REJECTED'],
+    ] as const) {
+      await upsertDiscovered(db, { callId, crm: 'hubspot', now: at });
+      await transitionSyncStatus(db, { callId, crm: 'hubspot', to: 'failed', now: at });
+      await recordSyncError(db, { callId, crm: 'hubspot', code, message: 'm', nextAttemptAt: null, now: at });
+    }
+    const result = await runReplay(db, 'hubspot', parseReplayRequest({ code: 'BOGUS' }), at);
+    expect(result).toEqual({
+      callIds: [],
+      failedCodes: [
+        { code: 'CRM_AUTH', calls: 2 },
+        { code: 'CRM_REJECTED', calls: 1 },
+      ],
+    });
+    expect(replayOutcome(result, 'BOGUS')).toBe(
+      'Nothing to replay: no failed call has the code BOGUS. The failed calls have: CRM_AUTH (2), CRM_REJECTED (1).',
+    );
+    expect(replayOutcome({ callIds: [], failedCodes: [] }, 'BOGUS')).toBe(
+      'Nothing to replay: no call is in state failed (asked for code BOGUS).',
+    );
+  });
 });
 
 describe('replay requests', () => {
@@ -104,5 +133,11 @@ describe('replay requests', () => {
     expect(() => parseReplayRequest({})).toThrow(/give a call id/);
     expect(() => parseReplayRequest({ since: 'yesterday' })).toThrow(/since: expected a date/);
     expect(() => parseReplayRequest({ since: '2026-02-01', until: '2026-01-01' })).toThrow(/before until/);
+    // Contradictory: one call, and also every failed call (or a code, or a window).
+    for (const extra of [{ failed: true }, { code: 'CRM_AUTH' }, { since: '2026-01-31' }]) {
+      expect(() => parseReplayRequest({ callId: 'c1', ...extra })).toThrow(
+        'a call id replays that one call: give it alone, or failed, a code or a time window without it',
+      );
+    }
   });
 });

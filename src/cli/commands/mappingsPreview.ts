@@ -28,7 +28,13 @@ export async function previewSourceFrom(
     import('../serviceFromConfig.js'),
     import('../../crm/factory.js'),
   ]);
-  const crm = await createCrmAdapter(config, { clock: deps.clock, logger: deps.logger });
+  const { openRefreshTokens } = await import('../workerDb.js');
+  const tokens = await openRefreshTokens(config);
+  const crm = await createCrmAdapter(config, {
+    clock: deps.clock,
+    logger: deps.logger,
+    refreshTokens: tokens?.refreshTokens,
+  });
   const service = await openServiceFromConfig(config, { clock: deps.clock, logger: deps.logger });
   const opts = { priority: 'writeback' } as const;
   const release = holdProcessOpen();
@@ -36,7 +42,11 @@ export async function previewSourceFrom(
     getCall: (callId) => service.client.getCall(callId, opts),
     getAnalysis: (callId) => service.client.getAnalysis(callId, opts),
     lookup: (participant, fields, rule) => crm.lookup(participant, fields, rule),
-    close: () => service.close().finally(release),
+    close: () =>
+      service
+        .close()
+        .finally(release)
+        .finally(() => tokens?.close()),
   };
 }
 

@@ -15,6 +15,13 @@ export function registerMatch(program: Command): void {
     .option('--name <name>', "the participant's name")
     .option('--json', 'print JSON')
     .action(async (email: string, opts: { company?: string; name?: string; json?: boolean }) => {
+      // Checked before any setting or CRM request: a name or id here is a mistake, not a lookup.
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+        const { UsageError } = await import('../usageError.js');
+        throw new UsageError(
+          `expected a participant's email address such as jane@acme.example, got "${email}"`,
+        );
+      }
       const { loadConfig } = await import('../../config/config.js');
       const { loadMappings, lookupFieldsFor, dealRuleFor } = await import('../../mapping/index.js');
       const { createCrmAdapter } = await import('../../crm/factory.js');
@@ -22,7 +29,9 @@ export function registerMatch(program: Command): void {
       const { holdProcessOpen } = await import('../keepAlive.js');
       const config = loadConfig({ require: { crm: true } });
       const mapping = loadMappings(config.configDir, config.crm);
-      const crm = await createCrmAdapter(config);
+      const { openRefreshTokens } = await import('../workerDb.js');
+      const tokens = await openRefreshTokens(config);
+      const crm = await createCrmAdapter(config, { refreshTokens: tokens?.refreshTokens });
       const release = holdProcessOpen();
       const found = await crm
         .lookup(
@@ -30,7 +39,10 @@ export function registerMatch(program: Command): void {
           lookupFieldsFor(mapping),
           dealRuleFor(mapping),
         )
-        .finally(release);
+        .finally(() => {
+          release();
+          return tokens?.close();
+        });
       if (opts.json) {
         console.log(JSON.stringify(found, null, 2));
         return;

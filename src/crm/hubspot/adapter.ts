@@ -17,6 +17,7 @@ import { matchParticipants } from '../match/run.js';
 import { hubSpotCandidates } from './candidates.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { createRunner } from './runner.js';
+import { DEFAULT_HUBSPOT_API_VERSION } from './paths.js';
 import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.js';
 import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
@@ -27,8 +28,11 @@ import { readDeals, updateDeals } from './deals.js';
 import { moveEngagementLinks } from './relink.js';
 
 export interface HubSpotAdapterDeps {
-  /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
-  config: HubSpotCredentials & { baseUrl: string };
+  /**
+   * Base URL (`HUBSPOT_BASE_URL`), the date version (`HUBSPOT_API_VERSION`, default 2026-09) and a
+   * Service Key / private-app token or OAuth client + refresh token.
+   */
+  config: HubSpotCredentials & { baseUrl: string; apiVersion?: string | undefined };
   clock?: Clock;
   logger?: Logger;
   /** Rate limits before HubSpot's headers say otherwise; see GateOptions for defaults. */
@@ -52,6 +56,7 @@ export interface HubSpotAdapterDeps {
     baseUrl: string,
     token: string,
     onResponse: (headers: Record<string, string>) => void,
+    apiVersion: string,
   ) => HubSpotApi;
 }
 
@@ -60,6 +65,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
   const clock = deps.clock ?? systemClock;
   const logger = (deps.logger ?? silentLogger).child({ crm: 'hubspot' });
   const baseUrl = deps.config.baseUrl.replace(/\/+$/, '');
+  const apiVersion = deps.config.apiVersion ?? DEFAULT_HUBSPOT_API_VERSION;
   const gate = new RequestGate(clock, deps.limits, deps.ledger);
   const tokens = new TokenSource(
     deps.config,
@@ -76,7 +82,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
     logger,
     gate,
     tokens,
-    apiFor: (token) => factory(baseUrl, token, (headers) => gate.observe(headers)),
+    apiFor: (token) => factory(baseUrl, token, (headers) => gate.observe(headers), apiVersion),
     policy: { ...DEFAULT_RETRY_POLICY, ...deps.retry },
     random: deps.random ?? Math.random,
   });

@@ -20,7 +20,7 @@ export interface TokenGrant {
   expiresInSec?: number | undefined;
 }
 
-/** Calls `POST /oauth/v1/token` (refresh_token grant). */
+/** Calls `POST /oauth/2026-03/token` (refresh_token grant). */
 export type RefreshFn = (credentials: {
   clientId: string;
   clientSecret: string;

@@ -4,7 +4,7 @@ import { errorBody, type HubSpotErrorBody } from './errors.js';
 
 /**
  * Who may call the sandbox: one private-app token, and OAuth access tokens minted by
- * `POST /oauth/v1/token` (refresh_token grant) that expire after `accessTokenTtlMs`
+ * `POST /oauth/2026-03/token` (refresh_token grant) that expire after `accessTokenTtlMs`
  * (HubSpot: `expires_in` 1800 s; HubSpot OAuth guide, "Refresh an access token"). A rejected
  * token answers 401 with HubSpot's error body (public spec `components.schemas.Error`).
  */
@@ -49,7 +49,7 @@ export class SandboxAuth {
     return { ok: false, body: invalidAuthentication() };
   }
 
-  /** The token endpoint: answers like HubSpot's `/oauth/v1/token` (400 with `status` codes). */
+  /** The token endpoint: answers like HubSpot's `/oauth/2026-03/token` (400 with `status` codes). */
   token(form: Record<string, string>): { status: number; body: Record<string, unknown> } {
     if (form.grant_type !== 'refresh_token') {
       return { status: 400, body: { status: 'BAD_GRANT_TYPE', message: 'grant_type must be refresh_token' } };
