@@ -23,6 +23,10 @@ const HINTS: Record<string, string> = {
   CRM_DAILY_LIMIT: 'The CRM’s daily API limit was spent. Replay after its reset.',
   CRM_REJECTED:
     'The CRM refused the data (a field’s value or type). Check the message, fix the mapping or the field, then replay.',
+  CRM_VALIDATION_REJECTED:
+    'A rule of the CRM’s admin refused these calls (the message names the object and property). Map the property in config/mappings or relax the rule in the CRM, then replay them.',
+  CRM_KEY_FIELD_MISSING:
+    'The CRM lacks the external-id field each write is keyed on, so nothing was written. Run crm-sync doctor (--fix on HubSpot) or create the field it names, then replay.',
   CRM_NOT_FOUND: 'A CRM record or field is missing. Run crm-sync doctor, fix what it names, then replay.',
   CRM_SETUP:
     'A custom field is missing in the CRM. Run crm-sync doctor --fix (HubSpot) or create the fields it lists, then replay.',
@@ -35,6 +39,8 @@ const HINTS: Record<string, string> = {
     'A mapping expression failed for these calls. Fix the field named in the message, then replay.',
   JOB_LEASE_EXHAUSTED:
     'The worker kept stopping mid-job. Replay; if it repeats, check the worker’s logs and memory.',
+  NO_PROGRESS:
+    'The worker kept coming back to this call without moving it on. Read its timeline for the repeated error, fix that, then replay.',
   INTERNAL: 'An unexpected error. Replay; if it repeats, report it with the message shown.',
 };
 

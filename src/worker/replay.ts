@@ -9,8 +9,9 @@ import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { failureGroups, listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
-import { canTransition, type SyncState } from '../sync/states.js';
+import { moveSyncStatus } from '../store/syncMoves.js';
+import { getSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
+import { replayPath } from '../sync/states.js';
 import type { ReplayRequest } from './replayRequest.js';
 
 export interface ReplayResult {
@@ -19,19 +20,20 @@ export interface ReplayResult {
   failedCodes?: { code: string | null; calls: number }[] | undefined;
 }
 
-const RESUME_FROM: Partial<Record<SyncState, SyncState>> = {
-  failed: 'awaiting_analysis',
-  written_back: 'awaiting_analysis',
-  skipped: 'discovered',
-};
-
 export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date): Promise<void> {
   await inTransaction(db, async (tx) => {
     const status =
       (await getSyncStatus(tx, callId, crm)) ?? (await upsertDiscovered(tx, { callId, crm, now })).record;
-    const to = RESUME_FROM[status.state];
-    if (to && canTransition(status.state, to)) {
-      await transitionSyncStatus(tx, { callId, crm, to, now, detail: 'replay requested by an operator' });
+    const to = replayPath(status.state).at(-1);
+    if (to) {
+      await moveSyncStatus(tx, {
+        callId,
+        crm,
+        from: status.state,
+        to,
+        now,
+        detail: 'replay requested by an operator',
+      });
     }
     // CONTRACT.md: follow-ups are generated once per call "unless an operator asks". A replay is
     // that ask when a generation was claimed but no draft ever arrived (a crash or a 5xx between
