@@ -8,6 +8,8 @@ import {
   CrmRejectedError,
   CrmSetupError,
   CrmTransientError,
+  CrmFieldMissingError,
+  CrmValidationError,
 } from '../../src/crm/errors.js';
 import {
   API_RETIREMENTS,
@@ -17,7 +19,7 @@ import {
 } from '../../src/crm/salesforce/apiVersions.js';
 import { ApiBudget } from '../../src/crm/salesforce/budget.js';
 import { fitToFields, toObjectInfo, truncateText } from '../../src/crm/salesforce/describe.js';
-import { toCrmError } from '../../src/crm/salesforce/errors.js';
+import { recordFailure, toCrmError } from '../../src/crm/salesforce/errors.js';
 import { isFreeMailDomain } from '../../src/crm/salesforce/freemail.js';
 import { signJwtAssertion } from '../../src/crm/salesforce/jwt.js';
 import {
@@ -151,8 +153,32 @@ describe('error mapping', () => {
       ]),
       ctx,
     );
-    expect(many).toBeInstanceOf(CrmRejectedError);
-    expect((many as CrmRejectedError).fields).toEqual(['LastName']);
+    // A field the org requires is for its admin to resolve (issue 21): never retried, the fix in words.
+    expect(many).toBeInstanceOf(CrmValidationError);
+    expect((many as CrmValidationError).property).toBe('LastName');
+    expect(many.message).toContain('the org requires `LastName` on record: map it in config/mappings');
+  });
+
+  it('reads a validation rule and a missing column in collection results as what they are', () => {
+    const rule = recordFailure(
+      [{ statusCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION', message: 'Log the call result', fields: [] }],
+      'call-1',
+      'Task',
+    );
+    expect(rule).toBeInstanceOf(CrmValidationError);
+    expect(rule).toMatchObject({ code: 'CRM_VALIDATION_REJECTED', object: 'Task', retryable: false });
+    expect(rule.message).toMatch(
+      /a rule of the org refused the Task: .*\(Salesforce: Log the call result\)$/,
+    );
+    const gone = toCrmError(
+      sdk('INVALID_FIELD', "No such column 'CrmSync_Call_Id__c' on sobject of type EmailMessage"),
+      ctx,
+    );
+    expect(gone).toBeInstanceOf(CrmFieldMissingError);
+    expect(gone).toMatchObject({ fields: ['CrmSync_Call_Id__c'], object: 'EmailMessage' });
+    const value = recordFailure([{ statusCode: 'STRING_TOO_LONG', message: 'x', fields: ['Subject'] }], 'k');
+    expect(value).not.toBeInstanceOf(CrmFieldMissingError);
+    expect(value).toBeInstanceOf(CrmRejectedError);
   });
 
   it('explains jsforce\u2019s generic refresh failure by the recorded cause, and passes bugs through', () => {

@@ -6,6 +6,7 @@ import { SalesforceSandboxState } from './state.js';
 import type { VersionRange } from './versions.js';
 
 export { SalesforceSandboxState, type FaultSpec } from './state.js';
+import type { FieldSet } from './schema.js';
 export { INTEGRATION_USERNAME } from './seed.js';
 
 export interface SalesforceSandboxOptions {
@@ -17,6 +18,8 @@ export interface SalesforceSandboxOptions {
   clock?: Clock;
   /** Include the crm-sync custom fields on Task and EmailMessage (default true). */
   withCustomFields?: boolean;
+  /** `previous`: the custom fields of the previous crm-sync release only (an org after an upgrade). */
+  fieldSet?: FieldSet;
   /** Access-token lifetime in ms (default 2 h). */
   tokenTtlMs?: number;
   /** The org's daily API allowance (default 15,000) and what is used already (default 0). */
@@ -72,6 +75,7 @@ export async function startSalesforceSandbox(
   const state = new SalesforceSandboxState({
     clock,
     withCustomFields: opts.withCustomFields ?? true,
+    fieldSet: opts.fieldSet,
     tokenTtlMs: opts.tokenTtlMs ?? 2 * 60 * 60 * 1000,
     apiLimit: opts.apiLimit ?? 15_000,
     apiUsed: opts.apiUsed ?? 0,

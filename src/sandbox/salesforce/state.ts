@@ -4,7 +4,7 @@ import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFault
 import { seededRandom } from '../service/rng.js';
 import { TokenIssuer } from './auth.js';
 import { idFactory, makeId } from './ids.js';
-import { buildSchema } from './schema.js';
+import { buildSchema, type FieldSet } from './schema.js';
 import { INTEGRATION_USERNAME, seedOrg } from './seed.js';
 import { OrgStore } from './store.js';
 import { OfferedVersions, type VersionRange } from './versions.js';
@@ -40,6 +40,8 @@ export interface SandboxStateOptions {
   clock: Clock;
   /** Leave out the crm-sync custom fields, to exercise `doctor` (default: included). */
   withCustomFields: boolean;
+  /** The custom fields of this crm-sync release, or of the previous one (schema.ts; default current). */
+  fieldSet?: FieldSet | undefined;
   /** Access-token lifetime (default 2 h). */
   tokenTtlMs: number;
   /** The org's daily API allowance and what is already used of it. */
@@ -111,7 +113,11 @@ export class SalesforceSandboxState {
   }
 
   private seed(): void {
-    this.store = new OrgStore(buildSchema(this.opts.withCustomFields), this.opts.clock, idFactory());
+    this.store = new OrgStore(
+      buildSchema(this.opts.withCustomFields, this.opts.fieldSet),
+      this.opts.clock,
+      idFactory(),
+    );
     this.integrationUserId = seedOrg(this.store).integrationUserId;
   }
 

@@ -107,6 +107,24 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
 
   app.get('/_admin/refs', async () => state.refs);
 
+  // A portal rule: `property` required to create a record of `objectType` (store.requiredOnCreate).
+  app.post<{ Body: { objectType?: string; property?: string } }>(
+    '/_admin/validation-rules',
+    async (req, reply) => {
+      const type = objectType(String(req.body?.objectType ?? ''));
+      if (!req.body?.property) throw validationError('property is required');
+      store.requiredOnCreate.set(
+        type,
+        new Set([...(store.requiredOnCreate.get(type) ?? []), req.body.property]),
+      );
+      reply.code(204);
+    },
+  );
+  app.delete('/_admin/validation-rules', async (_req, reply) => {
+    store.requiredOnCreate.clear();
+    reply.code(204);
+  });
+
   app.post<{ Body: { withoutCustomProperties?: boolean } }>('/_admin/reset', async (req, reply) => {
     state.reset({ withCustomProperties: req.body?.withoutCustomProperties !== true });
     reply.code(204);
