@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDoctor } from '../../src/cli/commands/doctor.js';
+import { formatChecklist, runDoctor } from '../../src/cli/commands/doctor.js';
+import { judgeApiVersion } from '../../src/crm/salesforce/apiVersions.js';
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { captureIo, configFrom, jwtKeys, salesforceEnv } from './helpers.js';
@@ -101,5 +102,17 @@ describe('doctor with Salesforce', () => {
     } finally {
       await spring26.close();
     }
+  });
+
+  it('shows a version within a year of retirement as a warning that passes, with its fix', () => {
+    const offered = ['61.0', '62.0', '68.0'];
+    const table = [{ from: 41, to: 62, release: "Summer '28", retiredOn: '2028-06-01', source: 'test' }];
+    const verdict = judgeApiVersion('62.0', offered, Date.parse('2027-09-01'), table);
+    const text = formatChecklist([{ name: 'Salesforce API version', ...verdict }], 'salesforce');
+    expect(text).toMatch(
+      /^⚠ Salesforce API version: 62\.0 is offered, but Salesforce retires 41\.0-62\.0 in Summer '28/m,
+    );
+    expect(text).toContain('to fix: set SALESFORCE_API_VERSION=68.0');
+    expect(text).toMatch(/All 1 checks passed\.$/);
   });
 });
