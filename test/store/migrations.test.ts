@@ -22,6 +22,7 @@ const TABLES = [
   'call_followup',
   'console_session',
   'crm_credential',
+  'crm_field_gap',
   'crm_ledger',
   'crm_request',
   'deal_call',

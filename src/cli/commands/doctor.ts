@@ -102,8 +102,8 @@ async function collectChecks(
   }
   checks.push(await checkDatabase(config));
   // Heavy parts (the SDKs, the HTTP client) load only when the command runs: `--help` stays quick.
-  const { createServiceFromConfig } = await import('../serviceFromConfig.js');
-  checks.push(await checkServiceKey(createServiceFromConfig, config, deps));
+  const { openServiceFromConfig } = await import('../serviceFromConfig.js');
+  checks.push(await checkServiceKey(openServiceFromConfig, config, deps));
   checks.push(...(await checkCrm(config, mapping, options.fix === true, deps)));
   return checks;
 }
