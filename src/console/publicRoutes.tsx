@@ -68,6 +68,8 @@ export function consolePublicRoutes(
         req.log.warn('console sign-in refused: wrong admin token');
         return sendPage(reply, <LoginPage failed />, 401);
       }
+      // Expired rows go at each sign-in, so the table holds live sessions only.
+      await keys.sessions.prune();
       const id = await keys.sessions.create();
       const cookie = sessionCookie(id, keys.sessions.expiry.absoluteSeconds, secureFor(req, keys));
       return reply.header('set-cookie', cookie).redirect('/console', 303);
