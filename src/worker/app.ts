@@ -12,6 +12,7 @@ import type { GateOptions } from '../crm/hubspot/gate.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
 import { composeReadiness } from '../http/readiness.js';
+import { collectCrmStanding, crmStandingLines } from './crmStanding.js';
 import type { Logger } from '../log/logger.js';
 import { loadMappings } from '../mapping/index.js';
 import { createMetrics } from '../metrics/metrics.js';
@@ -240,6 +241,15 @@ export async function startWorker(
           return { ok: true, detail: health.lastError ?? 'reachable, key accepted' };
         },
         crm: async () => credentials.readiness(),
+        // Standing warnings, never a failure: the calls are written (without the field), or fail alone.
+        crmFields: async () => {
+          try {
+            const lines = crmStandingLines(await collectCrmStanding(db, config.crm));
+            return { ok: true, detail: lines.map((l) => `${l.code}: ${l.message}`).join('\n') || 'none' };
+          } catch (err) {
+            return { ok: true, detail: `not read: ${(err as Error).message}` }; // the database check says why
+          }
+        },
       },
       { clock },
     );

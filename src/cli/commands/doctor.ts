@@ -102,7 +102,15 @@ async function collectChecks(
   // Heavy parts (the SDKs, the HTTP client) load only when the command runs: `--help` stays quick.
   const { createServiceFromConfig } = await import('../serviceFromConfig.js');
   checks.push(await checkServiceKey(createServiceFromConfig, config, deps));
-  checks.push(...(await checkCrm(config, mapping, options.fix === true, deps)));
+  const crmChecks = await checkCrm(config, mapping, options.fix === true, deps);
+  checks.push(...crmChecks.map((c) => c.named));
+  const { standingChecks } = await import('./doctorStanding.js');
+  checks.push(
+    ...(await standingChecks(
+      config,
+      crmChecks.map((c) => c.raw),
+    )),
+  );
   return checks;
 }
 
@@ -111,7 +119,7 @@ async function checkCrm(
   mapping: Mapping | null,
   fix: boolean,
   deps: DoctorDeps,
-): Promise<SetupCheck[]> {
+): Promise<{ raw: SetupCheck; named: SetupCheck }[]> {
   const label = CRM_LABEL[config.crm];
   const settings = `the ${config.crm === 'hubspot' ? 'HUBSPOT_' : 'SALESFORCE_'}* settings`;
   const named = (c: SetupCheck): SetupCheck => ({
@@ -128,17 +136,16 @@ async function checkCrm(
     });
     // Without a valid mapping only the credentials can be checked.
     const report = await adapter.verifySetup(mapping ? requiredFields(mapping) : [], { fix });
-    return report.checks.map(named);
+    return report.checks.map((raw) => ({ raw, named: named(raw) }));
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    return [
-      named({
-        name: 'connection',
-        ok: false,
-        detail: `could not check: ${reason}`,
-        fix: `check ${settings} and that ${label} is reachable from here`,
-      }),
-    ];
+    const raw: SetupCheck = {
+      name: 'connection',
+      ok: false,
+      detail: `could not check: ${reason}`,
+      fix: `check ${settings} and that ${label} is reachable from here`,
+    };
+    return [{ raw, named: named(raw) }];
   }
 }
 
