@@ -23,6 +23,14 @@
  *   npm run bench -- [--quick] [--only 1,3] [--ack-seconds 3] [--memory-jobs 10000] [--verbose]
  *                    [--strict]   (exit 1 when a target is missed or a figure is missing; a
  *                                  section that throws always exits 1)
+ *   npm run bench -- --soak [--soak-minutes 35] [--soak-fit-minutes 20] [--soak-db embedded|postgres]
+ *                    [--soak-snapshots DIR]
+ *      9. instead of the sections above: the soak (bench/worker/soak.ts), a steady call flow (one
+ *         call starting and one completing every 2 s) for 35 minutes on each database (one with
+ *         --soak-db), the compiled worker's RSS and heap sampled every minute, and the RSS slope
+ *         over the last 20 minutes against 5 MB/h (each minute's figure is the median of readings
+ *         5 s apart). --soak-snapshots has the worker write a heap snapshot into DIR at the end, and
+ *         on SIGUSR2 (`kill -USR2 <pid>` during the run, for one to compare with).
  *
  * PostgreSQL: a scratch database on DATABASE_URL / TEST_DATABASE_URL, else on
  * postgresql://postgres@127.0.0.1:5432/test when it answers (skipped otherwise); dropped after.
@@ -46,9 +54,10 @@ import {
 } from './worker/throughput.js';
 import { benchDbAcks } from './worker/webhookAcks.js';
 import { runCallStartBurst } from './worker/callStartBurst.js';
-import { compileWorker } from './worker/compiled.js';
+import { COMPILED_ROOT, compileWorker } from './worker/compiled.js';
 import { runLiveBurst } from './worker/liveBurst.js';
 import { simulateReserve } from './worker/reserveCost.js';
+import { runSoak } from './worker/soak.js';
 import { percentile } from './worker/stats.js';
 import { figureRow, FIGURES, isMiss, missingRows, type Row } from './targets.js';
 
@@ -60,6 +69,11 @@ const { values: args } = parseArgs({
     'memory-jobs': { type: 'string' },
     verbose: { type: 'boolean', default: false },
     strict: { type: 'boolean', default: false },
+    soak: { type: 'boolean', default: false },
+    'soak-minutes': { type: 'string', default: '35' },
+    'soak-fit-minutes': { type: 'string', default: '20' },
+    'soak-db': { type: 'string' },
+    'soak-snapshots': { type: 'string' },
   },
 });
 
@@ -406,7 +420,39 @@ async function liveBurstRows(): Promise<void> {
   );
 }
 
+async function soakRows(): Promise<void> {
+  const minutes = Number(args['soak-minutes']);
+  const fitMinutes = Number(args['soak-fit-minutes']);
+  const wanted = args['soak-db']?.toLowerCase();
+  progress('9: compiling the worker, to soak it as deployed');
+  const entry = compileWorker(`${COMPILED_ROOT}-soak-${wanted ?? 'both'}`);
+  const run = async (db: BenchDatabase) => {
+    if (wanted && !db.name.toLowerCase().startsWith(wanted.slice(0, 4))) return;
+    progress(`9: soak, ${db.name}, ${minutes} min, one call started and one completed every 2 s`);
+    const r = await runSoak(db, {
+      minutes,
+      fitMinutes,
+      entry,
+      snapshotDir: args['soak-snapshots'],
+      onSample: (x) =>
+        progress(
+          `9: ${db.name} minute ${x.minute.toFixed(1)}: RSS ${x.rssMb.toFixed(1)} MB, heap used ${x.heapUsedMb.toFixed(1)} MB, ${x.started} calls started, ${x.writtenBack} written back`,
+        ),
+    });
+    const samples = r.samples.map((x) => `${x.minute.toFixed(0)}:${x.rssMb.toFixed(0)}`).join(' ');
+    rows.push(
+      figureRow(
+        db.name === 'embedded' ? 'soakSlopeEmbedded' : 'soakSlopePg',
+        r.rssSlopeMbPerHour,
+        `fit over the last ${r.fitMinutes} min; heap used ${r.heapSlopeMbPerHour.toFixed(1)} MB/h; ${r.samples.at(-1)?.started} calls started, ${r.samples.at(-1)?.writtenBack} written back, ${r.errors} flow errors; RSS MB by minute ${samples}`,
+      ),
+    );
+  };
+  await onBothDatabases(run);
+}
+
 async function main(): Promise<void> {
+  if (args.soak) return soakMain();
   const sections: [boolean, string, () => Promise<void>][] = [
     [only.has('1'), 'context push latency', liveLatencyRows],
     [only.has('2') || only.has('3'), 'requests per call / throughput', requestsAndThroughputRows],
@@ -432,14 +478,41 @@ async function main(): Promise<void> {
       ]);
     }
   }
+  printRows(false);
+}
+
+async function soakMain(): Promise<void> {
+  try {
+    await soakRows();
+  } catch (err) {
+    console.error(err);
+    rows.push([
+      'soak',
+      '-',
+      '-',
+      'ERROR',
+      ((err as Error).message ?? String(err)).split('\n')[0]!.slice(0, 160),
+    ]);
+  }
+  printRows(true);
+}
+
+function printRows(soak: boolean): void {
   const cpus = os.cpus();
   console.log(
     `\ncrm-sync worker benchmark${quick ? ' (--quick)' : ''}: node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, load average ${os.loadavg()[0]!.toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
   );
   const reported = new Set(rows.map((r) => r[0]));
   rows.push(
-    ...missingRows(reported, (id) =>
-      postgresSkipped && FIGURES[id].metric.includes('(PostgreSQL)') ? postgresSkipped : 'not run (--only)',
+    ...missingRows(
+      reported,
+      (id) =>
+        postgresSkipped && FIGURES[id].metric.includes('(PostgreSQL)')
+          ? postgresSkipped
+          : soak
+            ? 'not run (--soak-db)'
+            : 'not run (--only)',
+      soak,
     ),
   );
   console.log(formatTable(['metric', 'value', 'target', 'result', 'notes'], rows));

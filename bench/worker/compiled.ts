@@ -15,13 +15,14 @@ export const COMPILED_ROOT = path.join(REPO_ROOT, 'node_modules', '.cache', 'crm
 /**
  * Compiles src/ (about 30 s on 2 cores) and returns the CLI entry to run with node: a copy of
  * bin/crm-sync.js next to the output, which runs it (and `start` its node flags, src/cli/nodeFlags.ts)
- * as the image's ENTRYPOINT does.
+ * as the image's ENTRYPOINT does. `root`: another directory, so that two benchmarks running at
+ * once (the soak's two databases) do not remove each other's build.
  */
-export function compileWorker(): string {
-  const outDir = path.join(COMPILED_ROOT, 'dist');
-  rmSync(COMPILED_ROOT, { recursive: true, force: true });
-  mkdirSync(COMPILED_ROOT, { recursive: true });
-  symlinkSync(path.join(REPO_ROOT, 'prisma'), path.join(COMPILED_ROOT, 'prisma'));
+export function compileWorker(root = COMPILED_ROOT): string {
+  const outDir = path.join(root, 'dist');
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  symlinkSync(path.join(REPO_ROOT, 'prisma'), path.join(root, 'prisma'));
   execFileSync(
     process.execPath,
     [
@@ -33,6 +34,6 @@ export function compileWorker(): string {
     ],
     { cwd: REPO_ROOT, stdio: 'inherit' },
   );
-  cpSync(path.join(REPO_ROOT, 'bin'), path.join(COMPILED_ROOT, 'bin'), { recursive: true });
-  return path.join(COMPILED_ROOT, 'bin', 'crm-sync.js');
+  cpSync(path.join(REPO_ROOT, 'bin'), path.join(root, 'bin'), { recursive: true });
+  return path.join(root, 'bin', 'crm-sync.js');
 }

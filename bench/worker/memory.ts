@@ -86,7 +86,7 @@ function childEnv(env: Env): NodeJS.ProcessEnv {
 }
 
 /** `entry`: compiled CLI (compiled.ts) to run with plain node; default the source through tsx. */
-function startChild(env: Env, entry?: string): Promise<{ child: ChildProcess; url: string }> {
+export function startChild(env: Env, entry?: string): Promise<{ child: ChildProcess; url: string }> {
   const args = entry ? [entry] : ['--import', 'tsx', 'src/cli/main.ts'];
   const child = spawn(process.execPath, [...args, 'start', '--drain-seconds', '2'], {
     cwd: REPO_ROOT,
@@ -104,12 +104,12 @@ function startChild(env: Env, entry?: string): Promise<{ child: ChildProcess; ur
   });
 }
 
-function metric(text: string, name: string): number | undefined {
+export function metric(text: string, name: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return line === undefined ? undefined : Number(line.slice(name.length + 1));
 }
 
-function vmHwmMb(pid: number | undefined): number | null {
+export function vmHwmMb(pid: number | undefined): number | null {
   try {
     const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return kb === undefined ? null : Number(kb) / 1024;
@@ -118,7 +118,7 @@ function vmHwmMb(pid: number | undefined): number | null {
   }
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
@@ -127,7 +127,7 @@ function median(values: number[]): number {
  * The worker's RSS as the kernel counts it (VmRSS), read from outside so that sampling does not
  * disturb an idle process; null where there is no /proc.
  */
-function vmRssBytes(pid: number | undefined): number | null {
+export function vmRssBytes(pid: number | undefined): number | null {
   try {
     const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return kb === undefined ? null : Number(kb) * 1024;

@@ -22,3 +22,26 @@ export function contextLatenciesMs(svc: ServiceSandbox, callIds: readonly string
   }
   return latencies;
 }
+
+export interface TimedValue {
+  hours: number;
+  value: number;
+}
+
+/**
+ * The slope of the least-squares line through `points`, in value per hour (NaN for fewer than two
+ * distinct times): how fast a sampled figure such as RSS grows once start-up is over.
+ */
+export function slopePerHour(points: readonly TimedValue[]): number {
+  const n = points.length;
+  if (n < 2) return Number.NaN;
+  const meanT = points.reduce((sum, p) => sum + p.hours, 0) / n;
+  const meanV = points.reduce((sum, p) => sum + p.value, 0) / n;
+  let covariance = 0;
+  let variance = 0;
+  for (const p of points) {
+    covariance += (p.hours - meanT) * (p.value - meanV);
+    variance += (p.hours - meanT) ** 2;
+  }
+  return variance === 0 ? Number.NaN : covariance / variance;
+}

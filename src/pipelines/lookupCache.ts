@@ -22,6 +22,8 @@ export interface LookupCache {
    */
   prefetch(participants: Participant[]): Promise<void>;
   clear(): void;
+  /** Lookups held (expired ones are dropped as new ones come in). */
+  size(): number;
 }
 
 export function createLookupCache(deps: {
@@ -51,12 +53,19 @@ export function createLookupCache(deps: {
     return hit && deps.clock.now() - hit.at < ttlMs ? hit : undefined;
   };
   const remember = (key: string, value: Promise<CrmLookup>) => {
-    entries.set(key, { at: deps.clock.now(), value });
-    // A failed lookup must not be remembered.
-    value.catch(() => entries.delete(key));
-    if (entries.size > maxEntries) {
-      const oldest = entries.keys().next().value;
-      if (oldest !== undefined) entries.delete(oldest);
+    const now = deps.clock.now();
+    // Re-inserted at the end, so that the map stays in the order of `at` and whatever has expired
+    // is at its front: dropped here, or a steady stream of new participants keeps `maxEntries`
+    // lookups nobody will read (a soak's worker grew by them, issue 24).
+    entries.delete(key);
+    entries.set(key, { at: now, value });
+    // A failed lookup must not be remembered (nor a newer one for the same key forgotten).
+    value.catch(() => {
+      if (entries.get(key)?.value === value) entries.delete(key);
+    });
+    for (const [oldKey, entry] of entries) {
+      if (entries.size <= maxEntries && now - entry.at < ttlMs) break;
+      entries.delete(oldKey);
     }
     return value;
   };
@@ -126,5 +135,6 @@ export function createLookupCache(deps: {
       await Promise.allSettled(values);
     },
     clear: () => entries.clear(),
+    size: () => entries.size,
   };
 }

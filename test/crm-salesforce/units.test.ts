@@ -11,6 +11,12 @@ import {
   CrmFieldMissingError,
   CrmValidationError,
 } from '../../src/crm/errors.js';
+import {
+  API_RETIREMENTS,
+  DEFAULT_API_VERSION,
+  judgeApiVersion,
+  retirementOf,
+} from '../../src/crm/salesforce/apiVersions.js';
 import { ApiBudget } from '../../src/crm/salesforce/budget.js';
 import { fitToFields, toObjectInfo, truncateText } from '../../src/crm/salesforce/describe.js';
 import { recordFailure, toCrmError } from '../../src/crm/salesforce/errors.js';
@@ -250,5 +256,43 @@ describe('transport and JWT', () => {
     const key = createPublicKey(keys.publicKeyPem);
     expect(verify('sha256', Buffer.from(`${h}.${p}`), key, Buffer.from(s, 'base64url'))).toBe(true);
     expect(verify('sha256', Buffer.from(`${h}.${p}x`), key, Buffer.from(s, 'base64url'))).toBe(false);
+  });
+});
+
+describe('Salesforce API version verdict', () => {
+  const offered = Array.from({ length: 38 }, (_, i) => `${31 + i}.0`);
+  const nov2026 = Date.UTC(2026, 10, 28);
+
+  it('passes the default 68.0 on an org that offers it, with no warning', () => {
+    expect(DEFAULT_API_VERSION).toBe('68.0');
+    expect(judgeApiVersion('68.0', offered, nov2026)).toEqual({
+      ok: true,
+      warn: false,
+      detail: '68.0 (the org offers 31.0 to 68.0)',
+    });
+  });
+
+  it("fails a version the org does not offer, naming a retired one's release", () => {
+    expect(judgeApiVersion('69.0', offered, nov2026)).toMatchObject({
+      ok: false,
+      fix: expect.stringContaining('68.0'),
+    });
+    expect(judgeApiVersion('30.0', offered, nov2026).detail).toContain("(retired in Summer '25)");
+  });
+
+  it('fails an offered version older than Collections upsert (46.0)', () => {
+    expect(judgeApiVersion('45.0', offered, nov2026)).toMatchObject({ ok: false, warn: false });
+  });
+
+  it('warns from a year before a retirement, not earlier', () => {
+    expect(retirementOf('40.0')?.release).toBe("Summer '28");
+    expect(retirementOf('41.0')).toBeUndefined();
+    // A table where 62.0 retires: the real one announces nothing at 46.0 or later yet.
+    const table = [{ ...API_RETIREMENTS[1]!, from: 41, to: 62, retiredOn: '2028-06-01' }];
+    const yearBefore = Date.parse('2027-06-01');
+    expect(judgeApiVersion('62.0', offered, yearBefore - 86_400_000, table).warn).toBe(false);
+    const verdict = judgeApiVersion('62.0', offered, yearBefore + 86_400_000, table);
+    expect(verdict).toMatchObject({ ok: true, warn: true });
+    expect(verdict.detail).toContain("retires 41.0-62.0 in Summer '28 (Salesforce Help 005321531");
   });
 });

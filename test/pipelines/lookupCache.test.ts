@@ -73,6 +73,43 @@ describe('lookup cache', () => {
     expect((await a).contact?.id).toBe('single:a@x.example');
     expect(calls.single).toEqual(['a@x.example']);
   });
+  it('holds only unexpired lookups under a steady stream of new participants', async () => {
+    const clock = new FakeClock();
+    const { crm } = fakeCrm();
+    const cache = createLookupCache({ crm, mapping, clock, ttlMs: 60_000, coalesceMs: 0, maxEntries: 1_000 });
+    // One new person every 2 s for an hour: 1,800 lookups, 30 of them within the TTL at any time.
+    for (let i = 0; i < 1_800; i++) {
+      const got = cache.get({ email: `person.${i}@x.example` });
+      await clock.advance(0);
+      await got;
+      await clock.advance(2_000);
+    }
+    expect(cache.size()).toBeLessThanOrEqual(31);
+  });
+
+  it('keeps a refreshed lookup when an older one for the same person expires', async () => {
+    const clock = new FakeClock();
+    const { crm, calls } = fakeCrm();
+    const cache = createLookupCache({ crm, mapping, clock, ttlMs: 1_000, coalesceMs: 0 });
+    const first = cache.get({ email: 'a@x.example' });
+    await clock.advance(0);
+    await first;
+    await clock.advance(600);
+    const other = cache.get({ email: 'b@x.example' });
+    await clock.advance(0);
+    await other;
+    await clock.advance(600); // a: expired; b: 600 ms old
+    const again = cache.get({ email: 'a@x.example' });
+    await clock.advance(0);
+    await again;
+    await clock.advance(300);
+    const b = cache.get({ email: 'b@x.example' });
+    const a = cache.get({ email: 'a@x.example' });
+    await clock.advance(0);
+    await Promise.all([a, b]);
+    expect(calls.single).toEqual(['a@x.example', 'b@x.example', 'a@x.example']);
+    expect(cache.size()).toBe(2);
+  });
 });
 
 describe('lookup cache: live lookups arriving together share one batch lookup', () => {

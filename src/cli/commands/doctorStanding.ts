@@ -5,17 +5,16 @@
  * yet (a new install) there is nothing to show; a running worker holding the embedded database
  * is asked instead.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { AppConfig } from '../../config/config.js';
 import type { SetupCheck } from '../../crm/types.js';
+import { embeddedExists } from '../../store/database.js';
 import { clearFieldGaps, listFieldGaps } from '../../store/fieldGapRepo.js';
 import { collectCrmStanding, crmStandingLines, type CrmStanding } from '../../worker/crmStanding.js';
 import type { StatusSnapshot } from '../../worker/status.js';
 
 /** `crmChecks`: the CRM's field checks, named `<object>.<field>` (verifySetup). */
 export async function standingChecks(config: AppConfig, crmChecks: SetupCheck[]): Promise<SetupCheck[]> {
-  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, 'pglite'))) return [];
+  if (!config.databaseUrl && !embeddedExists(config.dataDir)) return [];
   const { openDatabaseOrWorker, askWorker } = await import('../workerDb.js');
   let standing: CrmStanding;
   try {

@@ -6,7 +6,7 @@ import type { WriteValue } from './values.js';
 import { BATCH_SIZE } from './linkTypes.js';
 
 /**
- * Deal signals: `POST /crm/v3/objects/deals/batch/update`, 100 deals per request ("Update a batch
+ * Deal signals: `POST /crm/objects/{version}/deals/batch/update`, 100 deals per request ("Update a batch
  * of deals by internal ID, or unique property values", HubSpot CRM API reference). A deal HubSpot
  * cannot update comes back in the 207's `errors`, named by its id in `context.ids`.
  */

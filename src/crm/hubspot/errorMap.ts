@@ -43,6 +43,19 @@ export const SEARCH_RATE_WAIT_MS = 1_000;
  */
 const SEARCH_LIMIT_MESSAGE = 'You have reached your secondly limit.';
 
+/**
+ * 403 `MISSING_SCOPES`: the credential (Service Key, app) was not granted a scope the request
+ * needs, named in `errors[].context.requiredGranularScopes` (HubSpot scopes guide).
+ */
+export class HubSpotMissingScopesError extends CrmRejectedError {
+  constructor(
+    message: string,
+    readonly scopes: string[],
+  ) {
+    super(message, 'hubspot', 403);
+  }
+}
+
 /** The five-searches-per-second limit: only searches need to wait for it. */
 export class HubSpotSearchLimitError extends CrmRateLimitedError {}
 
@@ -94,6 +107,10 @@ export function toCrmError(e: unknown, nowMs: number): CrmError {
       429,
       rateLimitWaitMs(e.headers),
     );
+  }
+  if (e.code === 403 && body.category === 'MISSING_SCOPES') {
+    const scopes = contextLists(body, 'requiredGranularScopes');
+    return new HubSpotMissingScopesError(`HubSpot: the credential lacks a scope: ${detail}`, scopes);
   }
   if (e.code === 404) return new CrmNotFoundError(`HubSpot: not found: ${detail}`, 'hubspot', 404);
   if (e.code >= 500 || e.code < 400)
@@ -175,15 +192,19 @@ function describe(body: Record<string, unknown>, status: number): string {
  * HubSpot embeds as JSON in "Property values were not valid: [...]".
  */
 export function rejectedFields(body: Record<string, unknown>): string[] {
-  const names = new Set<string>();
-  const details = Array.isArray(body.errors) ? body.errors : [];
-  for (const d of details) {
-    const ctx = (d as { context?: Record<string, unknown> }).context;
-    const list = ctx?.propertyName;
-    if (Array.isArray(list)) for (const n of list) names.add(String(n));
-  }
+  const names = new Set(contextLists(body, 'propertyName'));
   if (typeof body.message === 'string') {
     for (const m of body.message.matchAll(/"name":"([^"]+)"/g)) if (m[1]) names.add(m[1]);
   }
   return [...names];
+}
+
+/** The values of `errors[].context[key]` across every error detail, deduplicated. */
+function contextLists(body: Record<string, unknown>, key: string): string[] {
+  const out = new Set<string>();
+  for (const d of Array.isArray(body.errors) ? body.errors : []) {
+    const list = (d as { context?: Record<string, unknown> }).context?.[key];
+    if (Array.isArray(list)) for (const n of list) out.add(String(n));
+  }
+  return [...out];
 }

@@ -82,8 +82,14 @@ export function createSandboxServer(
       const answer = state.issuer.handle(new URLSearchParams(await readBody(req)), baseUrl());
       return { status: answer.status, body: answer.body };
     }
+    // The Versions resource answers without a session (REST API Developer Guide, "Versions").
+    if (/^\/services\/data\/?$/.test(path) && method === 'GET') {
+      return { status: 200, body: state.versions.list() };
+    }
     const m = /^\/services\/data\/(v\d+\.\d)(?:\/(.*))?$/.exec(path);
     if (!m) return errorReply(404, 'NOT_FOUND', 'The requested resource does not exist');
+    const unserved = state.versions.refusal(m[1]!.slice(1));
+    if (unserved) return errorReply(unserved.status, unserved.errorCode, unserved.message);
     const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const userId = state.issuer.check(token);
     if (!userId) return errorReply(401, 'INVALID_SESSION_ID', 'Session expired or invalid');

@@ -19,10 +19,17 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
 
   // Form-encoded, no Authorization header (wire notes 1.1).
-  app.post<{ Body: Record<string, string> }>('/oauth/v1/token', async (req, reply) => {
+  app.post<{ Body: Record<string, string> }>('/oauth/2026-03/token', async (req, reply) => {
     const out = state.auth.token(req.body ?? {});
     reply.code(out.status);
     return out.body;
+  });
+
+  // The scopes the credentials hold (`null`: every scope), as when an admin edits a Service Key.
+  app.put<{ Body: { scopes: string[] | null } }>('/_admin/scopes', async (req) => {
+    const scopes = req.body?.scopes;
+    state.scopes = Array.isArray(scopes) ? new Set(scopes.map(String)) : undefined;
+    return { scopes: state.scopes ? [...state.scopes] : null };
   });
 
   app.get<{ Params: { type: string } }>('/_admin/objects/:type', async (req) => {
@@ -45,6 +52,7 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   app.get('/_admin/requests', async () => ({
     total: state.requests.records.length,
     byPath: state.requests.byPath(),
+    byPrefix: state.prefixCounts.counts,
     rateLimited: state.limits.rejected,
     requests: state.requests.records,
   }));
