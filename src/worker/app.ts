@@ -12,6 +12,7 @@ import type { GateOptions } from '../crm/hubspot/gate.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
 import { workerReadiness } from './readinessChecks.js';
+import { collectCrmStanding } from './crmStanding.js';
 import type { Logger } from '../log/logger.js';
 import { loadMappings } from '../mapping/index.js';
 import { createMetrics } from '../metrics/metrics.js';
@@ -234,6 +235,7 @@ export async function startWorker(
       pingDatabase: () => db.$queryRaw`SELECT 1`,
       serviceHealth: () => service.health(),
       crm: () => credentials.readiness(),
+      crmStanding: () => collectCrmStanding(db, config.crm),
       clock,
     });
     const adminToken = config.http.adminToken;
