@@ -5,7 +5,7 @@
 import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
-import { mergeWarnings } from './syncStatusRepo.js';
+import { CALL_ID_ORDER, mergeWarnings } from './syncStatusRepo.js';
 import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
 import { runAsLive } from './livePriority.js';
 import { PREPARED, unnestRows, type Columns } from './unnest.js';
@@ -216,16 +216,19 @@ async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
   claims.forEach((c, i) => {
     if (!first.has(claimKey(c))) first.set(claimKey(c), i);
   });
-  // In call id order, as other statements that lock several rows take them.
-  const distinct = [...first.values()].map((i) => claims[i]!).sort((a, b) => compareKeys(a, b));
+  const distinct = [...first.values()].map((i) => claims[i]!);
+  // Locked first, in CALL_ID_ORDER: an UPDATE ... FROM takes its rows in whatever order its join runs.
   const rows = await db.$queryRaw<{ call_id: string; crm: string }[]>`${PREPARED}
-    UPDATE sync_status s
-    SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at
-    FROM ${unnestRows(
+    WITH c AS (SELECT * FROM ${unnestRows(
       CLAIM_COLUMNS,
       distinct.map((c) => [c.callId, c.crm, c.now]),
       'c',
-    )}
+    )}), locked AS (
+      SELECT s.call_id, s.crm FROM sync_status s JOIN c ON s.call_id = c.call_id AND s.crm = c.crm
+      ORDER BY s.${CALL_ID_ORDER}, s.crm FOR UPDATE OF s)
+    UPDATE sync_status s
+    SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at
+    FROM c JOIN locked USING (call_id, crm)
     WHERE s.call_id = c.call_id AND s.crm = c.crm AND s.followups_requested_at IS NULL
     RETURNING s.call_id, s.crm`;
   const taken = new Set(rows.map((r) => claimKey({ callId: r.call_id, crm: r.crm })));
@@ -233,8 +236,6 @@ async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
 }
 
 const claimKey = (c: { callId: string; crm: string }) => `${c.crm}\u0000${c.callId}`;
-const compareKeys = (a: Claim, b: Claim) =>
-  claimKey(a) < claimKey(b) ? -1 : claimKey(a) > claimKey(b) ? 1 : 0;
 
 /**
  * Records the claimed request's answer: stores its drafts not yet known and settles the claim (an
