@@ -36,8 +36,14 @@ export function formatStatus(s: StatusSnapshot): string {
   );
   const crmCredentials = s.worker?.crmCredentials as
     { accepted?: boolean | null; detail?: string } | undefined;
-  if (s.worker?.serviceKeyRejected)
-    lines.push('WARNING: the Service rejected SERVICE_API_KEY (401); replace it.');
+  // The worker's flag when it answered; else (PostgreSQL, read directly) the jobs it held back.
+  if (s.worker?.serviceKeyRejected || (s.serviceKey?.heldJobs ?? 0) > 0)
+    lines.push(
+      `WARNING: the Service rejected SERVICE_API_KEY (401); replace it and restart the worker.` +
+        ((s.serviceKey?.heldJobs ?? 0) > 0
+          ? ` ${s.serviceKey!.heldJobs} job(s) wait for a working key.`
+          : ''),
+    );
   if (crmCredentials?.accepted === false)
     lines.push(`WARNING: ${crmCredentials.detail ?? 'CRM credentials rejected'}`);
   if (s.crmCredentials.heldJobs > 0) {

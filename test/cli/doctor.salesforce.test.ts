@@ -66,7 +66,8 @@ describe('doctor with Salesforce', () => {
     const config = configFrom(salesforceEnv(svc, ready, { SALESFORCE_ACCESS_TOKEN: token }));
     expect(await runDoctor(config, io)).toBe(1);
     expect(io.text()).toMatch(/^✖ Salesforce credentials: /m);
-    expect(io.text()).toContain('Check the Salesforce credentials');
+    // The setting in use and how to renew it (src/crm/credentials.ts), not "the SALESFORCE_* settings".
+    expect(io.text()).toContain('to fix: set a new SALESFORCE_ACCESS_TOKEN');
     expect(io.text()).not.toContain(token);
   });
 

@@ -116,10 +116,13 @@ async function checkCrm(
 ): Promise<SetupCheck[]> {
   const label = CRM_LABEL[config.crm];
   const settings = `the ${config.crm === 'hubspot' ? 'HUBSPOT_' : 'SALESFORCE_'}* settings`;
+  // A rejected credential names the setting in use and how to renew it, not a family of settings.
+  const { credentialAdvice } = await import('../../crm/credentials.js');
+  const advice = credentialAdvice(config);
   const named = (c: SetupCheck): SetupCheck => ({
     ...c,
     name: `${label} ${c.name}`,
-    fix: c.fix ?? (!c.ok && c.name === 'credentials' ? `check ${settings}` : undefined),
+    fix: !c.ok && c.name === 'credentials' ? advice.fix : c.fix,
   });
   const { createCrmAdapter } = await import('../../crm/factory.js');
   const { openRefreshTokens } = await import('../workerDb.js');
@@ -137,6 +140,10 @@ async function checkCrm(
     return report.checks.map(named);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
+    const { CrmAuthError } = await import('../../crm/errors.js');
+    if (err instanceof CrmAuthError) {
+      return [named({ name: 'credentials', ok: false, detail: `${advice.credential} rejected` })];
+    }
     return [
       named({
         name: 'connection',
