@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { acquireEmbeddedLock } from './embeddedLock.js';
+import { seedFromTemplate } from './embeddedTemplate.js';
 import { prioritise } from './livePriority.js';
 import { isPrepared } from './unnest.js';
 import {
@@ -55,6 +56,12 @@ export interface OpenDatabaseOptions {
   logger?: Logger | undefined;
   /** Connections in the PostgreSQL pool (default 10, pg's default). */
   poolSize?: number | undefined;
+  /**
+   * A new embedded database is filled from the pre-built template in this directory when there is
+   * a usable one (src/store/embeddedTemplate.ts: it holds the migrations, so only openers that
+   * migrate anyway pass it); otherwise PGlite runs initdb.
+   */
+  templateDir?: string | undefined;
 }
 
 /** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite database, and checks it answers. */
@@ -62,7 +69,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const logger = options.logger ?? silentLogger;
   const db = options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize, logger)
-    : await openEmbedded(options.dataDir);
+    : await openEmbedded(options.dataDir, options.templateDir);
   try {
     await db.prisma.$queryRaw`SELECT 1`;
   } catch (err) {
@@ -130,10 +137,13 @@ function openPostgres(url: string, poolSize: number | undefined, logger: Logger)
  */
 const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, templateDir: string | undefined): Promise<Database> {
   const lock = acquireEmbeddedLock(dataDir);
   try {
     const dir = path.join(dataDir, 'pglite');
+    // A first start fills the directory from the pre-built template instead of running initdb
+    // (~1.1 GB at its peak in WebAssembly); without one PGlite runs initdb as before.
+    if (templateDir && !existsSync(path.join(dir, 'PG_VERSION'))) await seedFromTemplate(dir, templateDir);
     mkdirSync(dir, { recursive: true });
     // Imported here, not at the top: a PostgreSQL worker never loads PGlite (~3 MB of RSS).
     const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
