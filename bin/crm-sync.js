@@ -1,16 +1,9 @@
 #!/usr/bin/env node
 // Runs the compiled CLI when it has been built (Docker, npm pack), else the TypeScript source via tsx.
 import { existsSync } from 'node:fs';
-import process from 'node:process';
-import { unsupportedNode } from './node-check.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-
-// An older Node fails deep inside a dependency: say so plainly instead.
-const unsupported = unsupportedNode(process.versions.node);
-if (unsupported) {
-  console.error(unsupported);
-  process.exit(1);
-}
+// An older Node fails deep inside a dependency: say so plainly instead (exits).
+import './require-node.js';
 
 const compiled = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (existsSync(compiled)) {

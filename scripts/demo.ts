@@ -7,6 +7,8 @@
  *   npm run demo -- --crm salesforce # Salesforce sandbox
  *   npm run demo -- --keep           # leave everything running afterwards (Ctrl-C to stop)
  */
+// First: on an unsupported Node this prints the version message and exits (the worker would too).
+import '../bin/require-node.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,6 +18,7 @@ import { startHubSpotSandbox } from '../src/sandbox/hubspot/index.js';
 import { startSalesforceSandbox } from '../src/sandbox/salesforce/index.js';
 import { startServiceSandbox } from '../src/sandbox/service/index.js';
 import { SANDBOX_PARTICIPANTS } from '../src/sandbox/service/seed.js';
+import { demoDatabaseNotice, demoEnvironment } from './demoEnv.js';
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = process.argv.slice(2);
@@ -86,32 +89,39 @@ say(
 
 const dataDir = path.join(root, 'data', 'demo');
 rmSync(dataDir, { recursive: true, force: true });
-// The demo's worker listens on loopback only, where no admin token is needed: drop one set outside.
-const { ADMIN_TOKEN: _adminToken, ...inherited } = process.env;
-const env = {
-  ...inherited,
+// None of the admin's settings reach the worker (a configured DATABASE_URL may be production's).
+// It listens on loopback only, where no admin token is needed.
+const { env, ignored } = demoEnvironment(process.env, root, dataDir, {
   ...crmEnv,
   SERVICE_API_BASE_URL: service.url,
   SERVICE_API_KEY: service.apiKey,
   SERVICE_WEBHOOK_SECRET: service.webhookSecret,
   SERVICE_PLAN: 'sales',
-  DATA_DIR: dataDir,
   PORT: String(workerPort),
   HOST: '127.0.0.1',
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-};
+});
 
-step('Starting the worker: crm-sync start (embedded database in ./data/demo)');
+step('Starting the worker: crm-sync start');
+say(demoDatabaseNotice('./data/demo', ignored));
 const worker: ChildProcess = spawn(process.execPath, [path.join(root, 'bin/crm-sync.js'), 'start'], {
   env,
   stdio: ['ignore', 'inherit', 'inherit'],
 });
+// Settles when the worker has exited, however early: a worker that stops (a bad setting, an old
+// Node) ends the demo at once instead of after the readiness wait.
+const workerExit = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
 const workerUrl = `http://127.0.0.1:${workerPort}`;
 let exitCode = 0;
 try {
-  await waitFor('the worker to be ready', 60_000, async () =>
-    (await fetch(`${workerUrl}/readyz`)).ok ? true : undefined,
-  );
+  await Promise.race([
+    waitFor('the worker to be ready', 60_000, async () =>
+      (await fetch(`${workerUrl}/readyz`)).ok ? true : undefined,
+    ),
+    workerExit.then((code) => {
+      throw new Error(`the worker exited (code ${code}) before it was ready`);
+    }),
+  ]);
   say(`worker ready at ${workerUrl} (GET /status, /metrics, /readyz)`);
 
   const participants = [SANDBOX_PARTICIPANTS[0]!, SANDBOX_PARTICIPANTS[2]!, SANDBOX_PARTICIPANTS[4]!];
@@ -219,7 +229,7 @@ try {
   exitCode = 1;
 } finally {
   worker.kill('SIGTERM');
-  await new Promise((resolve) => worker.once('exit', resolve));
+  await workerExit;
   await service.close();
   await closeCrm();
 }

@@ -35,7 +35,7 @@ export interface LedgerResult {
   secondsB: number;
 }
 
-const CHECK_PATHS = ['POST /crm/v3/objects/calls/search', 'POST /crm/v3/objects/notes/search'];
+const CHECK_PATHS = ['POST /crm/objects/2026-09/calls/search', 'POST /crm/objects/2026-09/notes/search'];
 
 export async function benchLedgerCheck(
   calls: number,

@@ -176,7 +176,7 @@ async function runPhase(
     const errors = (injected['500'] ?? 0) + (injected['502'] ?? 0) + (injected['503'] ?? 0);
     const refreshes = sf
       ? (sf.state.requestCounts()['POST /services/oauth2/token'] ?? 0)
-      : hs.state.requests.count('POST', '/oauth/v1/token');
+      : hs.state.requests.count('POST', '/oauth/2026-03/token');
     const dailyLimited = sf ? (spent?.refused() ?? 0) : 0;
     const unauthorized = sf
       ? sf.state.recentRequests().filter((r) => r.status === 401).length

@@ -186,6 +186,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         const leavesAtMs = nowMs + lagMs;
         const request = {
           nowMs: leavesAtMs,
+          leadMs: lagMs,
           priority: ticket.priority,
           limits,
           windowReserve,
@@ -305,7 +306,7 @@ export function createRequestBudget(deps: RequestBudgetDeps): RequestBudget {
         'Service answered 429; all requests paused',
       );
     }
-    ledger.pauseUntil(until, reason).catch((error: unknown) => {
+    ledger.pauseUntil(until, reason, clock.now()).catch((error: unknown) => {
       logger.warn({ err: error }, 'could not record the pause in the slot ledger');
     });
     wakeup.wake();

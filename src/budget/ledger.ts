@@ -50,7 +50,7 @@ export class InMemorySlotLedger implements SlotLedger {
     return { granted: true, count: decision.count };
   }
 
-  async pauseUntil(untilMs: number, reason: 'rate' | 'daily' = 'rate'): Promise<void> {
+  async pauseUntil(untilMs: number, reason: 'rate' | 'daily' = 'rate', _nowMs?: number): Promise<void> {
     const current = this.pausedUntil ?? Number.NEGATIVE_INFINITY;
     if (untilMs > current || (untilMs === current && reason === 'daily')) {
       this.pausedUntil = untilMs;

@@ -70,15 +70,23 @@ export interface SlotLedger {
   /**
    * Records a pause that every process must honour (a 429 seen by any of them). A 'daily' pause
    * makes `acquire` answer `dailyCapReached: true` until it ends. Never shortens a longer pause.
+   * `nowMs` is the caller's time when it set `untilMs`: a shared ledger keeps the pause's length
+   * and ends it by its own clock.
    */
-  pauseUntil(untilMs: number, reason?: 'rate' | 'daily'): Promise<void>;
+  pauseUntil(untilMs: number, reason: 'rate' | 'daily', nowMs: number): Promise<void>;
   snapshot(nowMs: number): Promise<LedgerSnapshot>;
   /** A synchronous, possibly stale, snapshot for `stats()`; ledgers that cannot omit it. */
   peek?(nowMs: number): LedgerSnapshot;
 }
 
 export interface SlotRequest {
+  /** The caller's time the request is decided for; a shared ledger decides by its own clock. */
   nowMs: number;
+  /**
+   * How long after the ledger's answer the request will leave (`nowMs` less the caller's now): a
+   * ledger on another clock decides for its own now plus this. Default 0.
+   */
+  leadMs?: number;
   priority: Priority;
   limits: PlanLimits;
   /** Slots of each window that only `live` may take. */

@@ -18,6 +18,7 @@ import type { CrmName } from '../crm/types.js';
 import type { ListCallsParams, ServiceClient } from '../service/types.js';
 import type { Db } from '../store/database.js';
 import { requestHistory } from '../store/forecastQueries.js';
+import { STILL_TO_SYNC } from '../worker/discover.js';
 import type { Clock } from '../util/clock.js';
 
 /** Calls per list page, as the backfill walk asks (the Service's maximum). */
@@ -37,6 +38,9 @@ export function backfillRange(
 export interface BackfillPlan {
   since: string;
   until: string;
+  /** Calls the range holds at the Service. */
+  listed: number;
+  /** Of those, the calls a backfill would queue: not yet synced (no row, or still in progress). */
   calls: number;
   /** List requests the count took. */
   listRequests: number;
@@ -62,6 +66,7 @@ export async function planBackfill(
   },
   range: { sinceMs: number; untilMs: number },
 ): Promise<BackfillPlan> {
+  let listed = 0;
   let calls = 0;
   let listRequests = 0;
   for await (const page of deps.service.listCalls(
@@ -69,7 +74,15 @@ export async function planBackfill(
     { priority: 'backfill' },
   )) {
     listRequests++;
-    calls += page.calls.length;
+    listed += page.calls.length;
+    const done = await deps.db.syncStatus.count({
+      where: {
+        crm: deps.crm,
+        callId: { in: page.calls.map((c) => c.id) },
+        state: { notIn: [...STILL_TO_SYNC] },
+      },
+    });
+    calls += page.calls.length - done;
   }
   const nowMs = deps.clock.now();
   const [ledger, history] = await Promise.all([
@@ -83,6 +96,7 @@ export async function planBackfill(
   return {
     since: new Date(range.sinceMs).toISOString(),
     until: new Date(range.untilMs).toISOString(),
+    listed,
     calls,
     listRequests,
     perCall,
@@ -104,13 +118,24 @@ export function formatBackfillPlan(plan: BackfillPlan): string {
   const cap = plan.limits.dailyCap;
   const perDay =
     plan.share.perDay === null ? 'no daily cap' : `${plan.share.perDay} of the daily cap of ${cap}`;
-  const hours = (Date.parse(plan.finishesAt) - Date.parse(plan.plannedAt)) / 3_600_000;
+  const synced = plan.listed - plan.calls;
   return [
-    `Backfill plan (nothing queued): ${plan.calls} calls created ${plan.since} .. ${plan.until}, counted with ${plan.listRequests} list request(s).`,
+    `Backfill plan (nothing queued): ${plan.calls} calls to sync of ${plan.listed} calls created ${plan.since} .. ${plan.until}` +
+      `${synced > 0 ? ` (${synced} already synced)` : ''}, counted with ${plan.listRequests} list request(s).`,
     `Service requests needed: about ${plan.requests} (${plan.perCall.value.toFixed(2)} per call, ${perCall}).`,
     `Backfill share: ${round(plan.share.perMinute)} requests/minute and ${perDay} (the live reserve is left untouched); ${plan.usedToday} used today.`,
-    `Finishes at ${plan.finishesAt} (in ${hours.toFixed(1)} h), if nothing else spends the budget.`,
+    `Finishes at ${plan.finishesAt} (${inWords(Date.parse(plan.finishesAt) - Date.parse(plan.plannedAt))}), if nothing else spends the budget.`,
   ].join('\n');
+}
+
+/** How long from now, at a useful precision: minutes under an hour, days past two. */
+export function inWords(ms: number): string {
+  if (ms <= 0) return 'now';
+  const minutes = Math.ceil(ms / 60_000);
+  if (minutes < 60) return `in about ${minutes} min`;
+  const hours = ms / 3_600_000;
+  if (hours < 48) return `in about ${hours.toFixed(1)} h`;
+  return `in about ${(hours / 24).toFixed(1)} days`;
 }
 
 function round(n: number): string {

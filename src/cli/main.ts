@@ -1,6 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/config.js';
+import { SetupError } from '../config/setupError.js';
+import { MappingError } from '../mapping/errors.js';
 import { registerCommands } from './commands/index.js';
+import { UsageError } from './usageError.js';
 import { VERSION } from '../version.js';
 
 const program = new Command()
@@ -16,10 +19,11 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof ConfigError) {
+  // The admin's to fix: the message alone (it names the fix), and 2, which systemd does not restart.
+  if (err instanceof ConfigError || err instanceof SetupError || err instanceof MappingError) {
     console.error(err.message);
     process.exit(2);
   }
   console.error(`crm-sync: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  process.exit(err instanceof UsageError ? 2 : 1);
 }

@@ -36,8 +36,14 @@ export function formatStatus(s: StatusSnapshot): string {
   );
   const crmCredentials = s.worker?.crmCredentials as
     { accepted?: boolean | null; detail?: string } | undefined;
-  if (s.worker?.serviceKeyRejected)
-    lines.push('WARNING: the Service rejected SERVICE_API_KEY (401); replace it.');
+  // The worker's flag when it answered; else (PostgreSQL, read directly) the jobs it held back.
+  if (s.worker?.serviceKeyRejected || (s.serviceKey?.heldJobs ?? 0) > 0)
+    lines.push(
+      `WARNING: the Service rejected SERVICE_API_KEY (401); replace it and restart the worker.` +
+        ((s.serviceKey?.heldJobs ?? 0) > 0
+          ? ` ${s.serviceKey!.heldJobs} job(s) wait for a working key.`
+          : ''),
+    );
   if (crmCredentials?.accepted === false)
     lines.push(`WARNING: ${crmCredentials.detail ?? 'CRM credentials rejected'}`);
   if (s.crmCredentials.heldJobs > 0) {
@@ -90,10 +96,17 @@ function formatForecast(s: StatusSnapshot): string[] {
     runs_out: `the daily cap runs out at ${cap.at} at the current pace`,
   }[cap.kind];
   const b = s.forecast.backfill;
+  // The forecast counts the jobs due now; the queue line counts every waiting one: say the rest.
+  const later = (s.jobs.queuedByPriority.backfill ?? 0) - (b?.queuedCalls ?? 0);
+  const laterText =
+    later > 0 ? `${later} call(s) waiting for a later time (not yet analysed, or backing off)` : '';
   const backfillLine = b
     ? `Backfill: ${b.queuedCalls} call(s) queued, about ${b.requests} requests ` +
-      `(${b.requestsPerCall.value.toFixed(2)} per call, ${b.requestsPerCall.source}); ETA ${b.finishesAt}`
-    : 'Backfill: nothing queued';
+      `(${b.requestsPerCall.value.toFixed(2)} per call, ${b.requestsPerCall.source}); ETA ${b.finishesAt}` +
+      (laterText ? `; ${laterText}` : '')
+    : laterText
+      ? `Backfill: none due now; ${laterText}`
+      : 'Backfill: nothing queued';
   return [`Forecast: ${capLine}`, backfillLine];
 }
 

@@ -3,12 +3,21 @@
  * worker, returns null so the command can ask that worker over its loopback HTTP API instead.
  */
 import type { AppConfig } from '../config/config.js';
+import type { RefreshTokenStore } from '../crm/refreshTokens.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { EmbeddedDatabaseInUseError } from '../store/embeddedLock.js';
 
-export async function openDatabaseOrWorker(config: AppConfig): Promise<Database | null> {
+export async function openDatabaseOrWorker(
+  config: AppConfig,
+  options: { mustExist?: boolean | undefined } = {},
+): Promise<Database | null> {
   try {
-    return await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    // A command that only reads never creates a database (a wrong DATA_DIR must not leave one behind).
+    return await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      existing: options.mustExist,
+    });
   } catch (err) {
     if (err instanceof EmbeddedDatabaseInUseError) return null;
     throw err;
@@ -41,4 +50,26 @@ export async function askWorker<T>(config: AppConfig, path: string, body?: unkno
   }
   if (!res.ok) throw new Error(`the worker answered ${res.status} for ${path}: ${await res.text()}`);
   return (await res.json()) as T;
+}
+
+/**
+ * The shared refresh-token store a CLI command's CRM adapter must use (see
+ * src/store/crmCredentialStore.ts), with the database it opened; undefined when the configuration
+ * needs none. Throws when the running worker holds the embedded database: presenting the
+ * configured token instead could retire the one the worker was handed.
+ */
+export async function openRefreshTokens(
+  config: AppConfig,
+): Promise<{ refreshTokens: RefreshTokenStore; close(): Promise<void> } | undefined> {
+  const { refreshTokensFor } = await import('../store/crmCredentialStore.js');
+  if (!refreshTokensFor(config, null)) return undefined;
+  const database = await openDatabaseOrWorker(config);
+  if (!database) {
+    throw new Error(
+      'the running worker holds the embedded database, and with it the refresh token Salesforce rotates: stop the worker for this command, or run both on PostgreSQL (DATABASE_URL)',
+    );
+  }
+  const { migrate } = await import('../store/migrations.js');
+  await migrate(database);
+  return { refreshTokens: refreshTokensFor(config, database.prisma)!, close: () => database.close() };
 }

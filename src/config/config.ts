@@ -23,6 +23,8 @@ export interface ServiceConfig {
 
 export interface HubSpotConfig {
   baseUrl: string;
+  /** HubSpot's date version, e.g. 2026-09 (HUBSPOT_API_VERSION; the adapter's default when unset). */
+  apiVersion?: string | undefined;
   accessToken?: string | undefined;
   clientId?: string | undefined;
   clientSecret?: string | undefined;
@@ -53,7 +55,17 @@ export interface AppConfig {
   crm: CrmName;
   hubspot: HubSpotConfig;
   salesforce: SalesforceConfig;
-  http: { port: number; host: string; maxBodyBytes: number; adminToken?: string | undefined };
+  /** CREDENTIALS_KEY: seals rotated refresh tokens stored in the database (src/util/secretBox.ts). */
+  credentialsKey?: string | undefined;
+  http: {
+    port: number;
+    host: string;
+    maxBodyBytes: number;
+    adminToken?: string | undefined;
+    /** PUBLIC_URL's origin, when set. */
+    publicOrigin?: string | undefined;
+    trustProxy: boolean;
+  };
   pollSchedule: string;
   logLevel: string;
   configDir: string;
@@ -189,6 +201,7 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
     crm: raw.CRM,
     hubspot: {
       baseUrl: raw.HUBSPOT_BASE_URL,
+      apiVersion: raw.HUBSPOT_API_VERSION,
       accessToken: raw.HUBSPOT_ACCESS_TOKEN,
       clientId: raw.HUBSPOT_CLIENT_ID,
       clientSecret: raw.HUBSPOT_CLIENT_SECRET,
@@ -207,11 +220,14 @@ function toAppConfig(raw: RawConfig, limits: PlanLimits): AppConfig {
       apiVersion: raw.SALESFORCE_API_VERSION,
       limitPauseMs: raw.SALESFORCE_LIMIT_PAUSE_MS,
     },
+    credentialsKey: raw.CREDENTIALS_KEY,
     http: {
       port: raw.PORT,
       host: raw.HOST,
       maxBodyBytes: raw.WEBHOOK_MAX_BODY_BYTES,
       adminToken: raw.ADMIN_TOKEN,
+      publicOrigin: raw.PUBLIC_URL === undefined ? undefined : new URL(raw.PUBLIC_URL).origin,
+      trustProxy: raw.TRUST_PROXY,
     },
     pollSchedule: raw.POLL_SCHEDULE,
     logLevel: raw.LOG_LEVEL,

@@ -1,4 +1,5 @@
 import { PLAN_PRESETS, type PlanLimits, type PlanName } from '../budget/plans.js';
+import { clientCredentialsLoginProblem, selectAuthMode } from '../crm/salesforce/authMode.js';
 import type { RawConfig } from './schema.js';
 
 /**
@@ -27,13 +28,24 @@ export function* requiredProblems(
       yield `HUBSPOT_ACCESS_TOKEN: required when CRM=hubspot, unless OAuth is set up (missing: ${missing.join(', ')})`;
     }
   } else if (raw.CRM === 'salesforce') {
-    const refresh = [raw.SALESFORCE_CLIENT_ID, raw.SALESFORCE_CLIENT_SECRET, raw.SALESFORCE_REFRESH_TOKEN];
-    const jwt = [raw.SALESFORCE_CLIENT_ID, raw.SALESFORCE_USERNAME, raw.SALESFORCE_JWT_PRIVATE_KEY];
-    if (!raw.SALESFORCE_ACCESS_TOKEN && !refresh.every(Boolean) && !jwt.every(Boolean)) {
-      yield 'SALESFORCE_ACCESS_TOKEN: required when CRM=salesforce, unless SALESFORCE_CLIENT_ID + SALESFORCE_CLIENT_SECRET + SALESFORCE_REFRESH_TOKEN (refresh flow) or SALESFORCE_CLIENT_ID + SALESFORCE_USERNAME + SALESFORCE_JWT_PRIVATE_KEY (JWT bearer flow) are set';
+    const mode = selectAuthMode({
+      accessToken: raw.SALESFORCE_ACCESS_TOKEN,
+      instanceUrl: raw.SALESFORCE_INSTANCE_URL,
+      clientId: raw.SALESFORCE_CLIENT_ID,
+      clientSecret: raw.SALESFORCE_CLIENT_SECRET,
+      refreshToken: raw.SALESFORCE_REFRESH_TOKEN,
+      username: raw.SALESFORCE_USERNAME,
+      jwtPrivateKey: raw.SALESFORCE_JWT_PRIVATE_KEY,
+    });
+    if (!mode && !raw.SALESFORCE_ACCESS_TOKEN) {
+      yield 'SALESFORCE_ACCESS_TOKEN: required when CRM=salesforce, unless SALESFORCE_CLIENT_ID + SALESFORCE_CLIENT_SECRET (client credentials flow, with SALESFORCE_LOGIN_URL set to your My Domain), SALESFORCE_CLIENT_ID + SALESFORCE_USERNAME + SALESFORCE_JWT_PRIVATE_KEY (JWT bearer flow) or SALESFORCE_CLIENT_ID + SALESFORCE_CLIENT_SECRET + SALESFORCE_REFRESH_TOKEN (refresh-token flow) are set';
     }
-    if (raw.SALESFORCE_ACCESS_TOKEN && !raw.SALESFORCE_INSTANCE_URL) {
+    if (!mode && raw.SALESFORCE_ACCESS_TOKEN) {
       yield 'SALESFORCE_INSTANCE_URL: required with SALESFORCE_ACCESS_TOKEN (e.g. https://yourorg.my.salesforce.com)';
+    }
+    if (mode === 'client_credentials' && raw.SALESFORCE_LOGIN_URL) {
+      const problem = clientCredentialsLoginProblem(raw.SALESFORCE_LOGIN_URL);
+      if (problem) yield problem;
     }
   }
 }

@@ -9,6 +9,7 @@ export function redactConfig(config: AppConfig): AppConfig {
     ...config,
     databaseUrl: config.databaseUrl?.replace(/\/\/([^:@/]+):[^@/]*@/, `//$1:${REDACTED}@`),
     http: { ...config.http, adminToken: hide(config.http.adminToken) },
+    credentialsKey: hide(config.credentialsKey),
     service: {
       ...config.service,
       apiKey: hide(config.service.apiKey) ?? '',

@@ -2,6 +2,9 @@ import { isIP } from 'node:net';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { PLAN_NAMES } from '../budget/plans.js';
+import { DEFAULT_API_VERSION } from '../crm/salesforce/apiVersions.js';
+import { DEFAULT_HUBSPOT_API_VERSION, isHubSpotApiVersion } from '../crm/hubspot/paths.js';
+import { CREDENTIALS_KEY_FORMAT, parseCredentialsKey } from '../util/secretBox.js';
 import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
 
 /**
@@ -65,6 +68,7 @@ export const SECRET_KEYS = [
   'SALESFORCE_CLIENT_SECRET',
   'SALESFORCE_REFRESH_TOKEN',
   'SALESFORCE_JWT_PRIVATE_KEY',
+  'CREDENTIALS_KEY',
   // May carry a password.
   'DATABASE_URL',
   'ADMIN_TOKEN',
@@ -111,10 +115,21 @@ export const rawConfigSchema = z.object({
       .optional(),
   ),
   DATA_DIR: optionalText.pipe(z.string().default('./data')),
-  CRM: optionalText.pipe(
-    z.enum(['hubspot', 'salesforce'], { error: 'expected hubspot | salesforce' }).default('hubspot'),
-  ),
+  // "HubSpot", as the vendor writes it, is accepted too.
+  CRM: optionalText
+    .transform((v) => v?.toLowerCase())
+    .pipe(z.enum(['hubspot', 'salesforce'], { error: 'expected hubspot | salesforce' }).default('hubspot')),
   HUBSPOT_BASE_URL: optionalText.pipe(url.default('https://api.hubapi.com')),
+  /** HubSpot's date-versioned API the worker calls (src/crm/hubspot/paths.ts). */
+  HUBSPOT_API_VERSION: optionalText.pipe(
+    z
+      .string()
+      .refine(
+        isHubSpotApiVersion,
+        'expected a HubSpot date version (2026-03, 2026-09, ...: March or September)',
+      )
+      .default(DEFAULT_HUBSPOT_API_VERSION),
+  ),
   HUBSPOT_ACCESS_TOKEN: optionalText,
   HUBSPOT_CLIENT_ID: optionalText,
   HUBSPOT_CLIENT_SECRET: optionalText,
@@ -130,8 +145,18 @@ export const rawConfigSchema = z.object({
   SALESFORCE_API_VERSION: optionalText.pipe(
     z
       .string()
-      .regex(/^\d+\.0$/, 'expected a version like 62.0')
-      .default('62.0'),
+      .regex(/^\d+\.0$/, `expected a version like ${DEFAULT_API_VERSION}`)
+      .default(DEFAULT_API_VERSION),
+  ),
+  /**
+   * Seals refresh tokens the CRM rotates, stored in the database for every process (AES-256-GCM;
+   * src/util/secretBox.ts). Optional: without it a rotated token stays with the process that got it.
+   */
+  CREDENTIALS_KEY: optionalText.pipe(
+    z
+      .string()
+      .refine((v) => parseCredentialsKey(v) !== undefined, CREDENTIALS_KEY_FORMAT)
+      .optional(),
   ),
   /** How long to hold Salesforce requests after REQUEST_LIMIT_EXCEEDED (the daily allowance). */
   SALESFORCE_LIMIT_PAUSE_MS: optionalText.pipe(positiveInt.default(900_000)),
@@ -146,6 +171,26 @@ export const rawConfigSchema = z.object({
   HOST: optionalText.pipe(hostName.default('0.0.0.0')),
   /** Guards the console, /status and /admin/*; without it they answer loopback requests only. */
   ADMIN_TOKEN: optionalText.pipe(z.string().min(16, 'expected at least 16 characters').optional()),
+  /**
+   * The address admins open the console at (e.g. https://crm-sync.example.com). With ADMIN_TOKEN,
+   * console requests must carry this host and same-site posts this origin.
+   */
+  PUBLIC_URL: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+      .refine(
+        (v) => ['', '/'].includes(new URL(v).pathname),
+        'expected an origin only, such as https://crm-sync.example.com',
+      )
+      .optional(),
+  ),
+  /** A proxy in front of the worker sets X-Forwarded-Proto: trusted only when this is true. */
+  TRUST_PROXY: optionalText.pipe(
+    z
+      .enum(['true', 'false'], { error: 'expected true or false' })
+      .default('false')
+      .transform((v) => v === 'true'),
+  ),
   /** HubSpot account (portal) id, for links from the console to HubSpot records. */
   HUBSPOT_PORTAL_ID: optionalText.pipe(
     z.string().regex(/^\d+$/, 'expected the numeric HubSpot account id').optional(),

@@ -1,14 +1,29 @@
 /**
  * The console routes open to anyone: the sign-in page and the stylesheet and script. They reveal
- * nothing about calls or the worker.
+ * nothing about calls or the worker. Sign-out is here too (signOutRoute), registered behind the
+ * operator access rules so a cross-site page cannot post it.
  */
-import type { FastifyPluginAsync } from 'fastify';
-import { isSameOrigin, sessionCookie, tokenMatches, type AccessKeys } from '../http/access.js';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import {
+  cameOverTls,
+  clearedSessionCookie,
+  hostAllowed,
+  isSameOrigin,
+  sessionCookie,
+  sessionIdOf,
+  tokenMatches,
+  type AccessKeys,
+} from '../http/access.js';
+import { createSignInThrottle, type SignInThrottle } from '../http/signInThrottle.js';
+import { systemClock } from '../util/clock.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { sendPage } from './render.js';
 import { LoginPage } from './views/login.js';
 
-export function consolePublicRoutes(keys: AccessKeys): FastifyPluginAsync {
+export function consolePublicRoutes(
+  keys: AccessKeys,
+  throttle: SignInThrottle = createSignInThrottle(systemClock),
+): FastifyPluginAsync {
   return async (app) => {
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
       done(null, Object.fromEntries(new URLSearchParams(body as string))),
@@ -31,17 +46,61 @@ export function consolePublicRoutes(keys: AccessKeys): FastifyPluginAsync {
     });
 
     app.post<{ Body: { token?: string } | undefined }>('/console/login', async (req, reply) => {
-      const sameSite = isSameOrigin({
-        origin: req.headers.origin,
-        host: req.headers.host,
-        secFetchSite: req.headers['sec-fetch-site'] as string | undefined,
-      });
-      if (!sameSite || keys.adminToken === undefined) return reply.code(403).send();
+      const sameSite = isSameOrigin(
+        {
+          origin: req.headers.origin,
+          host: req.headers.host,
+          secFetchSite: req.headers['sec-fetch-site'] as string | undefined,
+        },
+        keys.publicOrigin,
+      );
+      if (!hostAllowed(keys, req.headers.host)) return reply.code(421).send();
+      if (!sameSite || keys.adminToken === undefined || keys.sessions === undefined) {
+        return reply.code(403).send();
+      }
+      const client = clientOf(req, keys);
+      const wait = throttle.retryAfterSeconds(client);
+      if (wait !== null) {
+        return reply.code(429).header('retry-after', String(wait)).send();
+      }
       if (!tokenMatches(keys, String(req.body?.token ?? ''))) {
+        throttle.failed(client);
         req.log.warn('console sign-in refused: wrong admin token');
         return sendPage(reply, <LoginPage failed />, 401);
       }
-      return reply.header('set-cookie', sessionCookie(keys)).redirect('/console', 303);
+      // Expired rows go at each sign-in, so the table holds live sessions only.
+      await keys.sessions.prune();
+      const id = await keys.sessions.create();
+      const cookie = sessionCookie(id, keys.sessions.expiry.absoluteSeconds, secureFor(req, keys));
+      return reply.header('set-cookie', cookie).redirect('/console', 303);
     });
   };
+}
+
+/** POST /console/logout: ends the session in the database, so a copied cookie stops working too. */
+export function signOutRoute(keys: AccessKeys): FastifyPluginAsync {
+  return async (app) => {
+    app.post('/console/logout', async (req, reply) => {
+      const id = sessionIdOf(req.headers.cookie);
+      if (id !== undefined) await keys.sessions?.revoke(id);
+      return reply
+        .header('set-cookie', clearedSessionCookie(secureFor(req, keys)))
+        .redirect('/console/login', 303);
+    });
+  };
+}
+
+function secureFor(req: FastifyRequest, keys: AccessKeys): boolean {
+  const proto = req.headers['x-forwarded-proto'];
+  return cameOverTls(keys, {
+    encrypted: (req.socket as { encrypted?: boolean }).encrypted === true,
+    forwardedProto: Array.isArray(proto) ? proto[0] : proto,
+  });
+}
+
+/** Who is guessing: the peer, or behind a trusted proxy the address it forwarded for. */
+function clientOf(req: FastifyRequest, keys: AccessKeys): string {
+  const forwarded = req.headers['x-forwarded-for'];
+  const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
+  return keys.trustProxy && last ? last : (req.socket.remoteAddress ?? 'unknown');
 }

@@ -30,7 +30,7 @@ export function credentialAdvice(
     return {
       crm: 'hubspot',
       credential: 'HubSpot access token',
-      fix: 'create a new private-app token and set HUBSPOT_ACCESS_TOKEN',
+      fix: 'rotate or create a HubSpot Service Key (docs/install.md, section 1) and set HUBSPOT_ACCESS_TOKEN',
     };
   }
   switch (authMode(config.salesforce)) {
@@ -38,24 +38,30 @@ export function credentialAdvice(
       return {
         crm: 'salesforce',
         credential: 'Salesforce refresh token',
-        fix: 'authorize the connected app again and set SALESFORCE_REFRESH_TOKEN (check SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET)',
+        fix: 'authorize the app (External Client App or connected app) again and set SALESFORCE_REFRESH_TOKEN (check SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET)',
       };
     case 'jwt_bearer':
       return {
         crm: 'salesforce',
         credential: 'Salesforce JWT bearer grant',
-        fix: 'pre-authorize SALESFORCE_USERNAME for the connected app and check that SALESFORCE_JWT_PRIVATE_KEY matches its certificate',
+        fix: 'pre-authorize SALESFORCE_USERNAME for the app (External Client App or connected app) and check that SALESFORCE_JWT_PRIVATE_KEY matches its certificate',
+      };
+    case 'client_credentials':
+      return {
+        crm: 'salesforce',
+        credential: 'Salesforce client credentials grant',
+        fix: "check SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET (the External Client App's consumer key and secret), that the app has Enable Client Credentials Flow on with a Run As user, and that SALESFORCE_LOGIN_URL is the org's My Domain",
       };
     case 'access_token':
       return {
         crm: 'salesforce',
         credential: 'Salesforce access token',
-        fix: 'set a new SALESFORCE_ACCESS_TOKEN, or set up the refresh-token or JWT flow so the worker can renew it',
+        fix: 'set a new SALESFORCE_ACCESS_TOKEN, or set up the client credentials or JWT bearer flow so the worker can renew it',
       };
   }
 }
 
-/** e.g. "HubSpot access token rejected (401): create a new private-app token and set HUBSPOT_ACCESS_TOKEN". */
+/** e.g. "HubSpot access token rejected (401): rotate or create a HubSpot Service Key (...) and set HUBSPOT_ACCESS_TOKEN". */
 export function rejectionMessage(advice: CredentialAdvice, status?: number): string {
   return `${advice.credential} rejected${status ? ` (${status})` : ''}: ${advice.fix}`;
 }

@@ -4,6 +4,7 @@ import type { Mapping } from '../mapping/types.js';
 import type { Clock } from '../util/clock.js';
 import type { GateOptions } from './hubspot/gate.js';
 import type { CrmSlotLedger } from './limits/ledger.js';
+import type { RefreshTokenStore } from './refreshTokens.js';
 import type { CrmAdapter } from './types.js';
 
 export interface CrmAdapterDeps {
@@ -23,6 +24,8 @@ export interface CrmAdapterDeps {
    * (src/store/crmSlotLedger.ts); default this process alone.
    */
   ledger?: CrmSlotLedger | undefined;
+  /** Refresh-token flows: the token store shared by every process (src/store/crmCredentialStore.ts). */
+  refreshTokens?: RefreshTokenStore | undefined;
 }
 
 /**
@@ -46,6 +49,7 @@ export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps =
         ...(activityKey ? { callIdProperty: activityKey } : {}),
         ...(followupKey ? { followupIdProperty: followupKey } : {}),
         ledger: deps.ledger,
+        refreshTokens: deps.refreshTokens,
       });
     }
     case 'salesforce': {
@@ -59,6 +63,7 @@ export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps =
           ...(followupKey ? { followup: followupKey } : {}),
         },
         ledger: deps.ledger,
+        refreshTokens: deps.refreshTokens,
       });
     }
   }

@@ -148,6 +148,8 @@ export interface FieldRequirement {
 export interface SetupCheck {
   name: string;
   ok: boolean;
+  /** Passed, but needs the admin's attention before it stops passing (e.g. an API version retiring). */
+  warn?: boolean | undefined;
   detail: string;
   /** For a missing field: what the admin must create (Salesforce) or what `--fix` created (HubSpot). */
   fix?: string | undefined;

@@ -4,7 +4,7 @@
  * `operatorScope` can assume an authorised, same-site caller.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { csrfMatches, decideAccess, isSameOrigin, type AccessKeys } from './access.js';
+import { csrfMatches, decideAccess, hostAllowed, isSameOrigin, type AccessKeys } from './access.js';
 import { errorBody } from './errors.js';
 
 const viaOf = new WeakMap<FastifyRequest, 'token' | 'session' | 'loopback'>();
@@ -19,13 +19,17 @@ export function operatorScope(keys: AccessKeys, routes: FastifyPluginAsync[]): F
     );
     scope.addHook('onRequest', async (req, reply) => {
       reply.header('cache-control', 'no-store');
-      const decision = decideAccess(keys, {
+      const decision = await decideAccess(keys, {
         authorization: req.headers.authorization,
         cookie: req.headers.cookie,
         remoteAddress: req.socket.remoteAddress,
         forwarded:
           (req.headers['x-forwarded-for'] ?? req.headers.forwarded ?? req.headers['x-real-ip']) !== undefined,
       });
+      // A name the surface does not answer as (DNS rebinding): nothing, not even a sign-in page.
+      if (!(decision.allowed && decision.via === 'token') && !hostAllowed(keys, req.headers.host)) {
+        return reply.code(421).send();
+      }
       if (decision.allowed) {
         viaOf.set(req, decision.via);
         return;
@@ -58,11 +62,10 @@ export function operatorScope(keys: AccessKeys, routes: FastifyPluginAsync[]): F
 }
 
 function crossSiteSafe(req: FastifyRequest, keys: AccessKeys): boolean {
-  const sameOrigin = isSameOrigin({
-    origin: req.headers.origin,
-    host: req.headers.host,
-    secFetchSite: header(req, 'sec-fetch-site'),
-  });
+  const sameOrigin = isSameOrigin(
+    { origin: req.headers.origin, host: req.headers.host, secFetchSite: header(req, 'sec-fetch-site') },
+    keys.publicOrigin,
+  );
   if (!sameOrigin) return false;
   // Forms are what a cross-site page can post without a preflight: they must carry the CSRF token.
   if (req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {

@@ -2,6 +2,10 @@
  * Builds the `readiness` function the server takes from named checks (database, Service
  * reachable, key valid...). Checks run concurrently; one that throws or outlasts `timeoutMs`
  * counts as failed, so /readyz always answers promptly.
+ *
+ * /readyz is open to anyone who reaches the port, so a detail is only ever our own words: a check
+ * returns text naming the dependency and the setting to check, and a check that throws is
+ * described by its `advice`, never by the error's message (upstream text may carry ids or emails).
  */
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ReadinessCheckResult, ReadinessReport } from './types.js';
@@ -12,6 +16,8 @@ export interface ComposeReadinessOptions {
   /** Per check. Default 2000 ms. */
   timeoutMs?: number;
   clock?: Clock;
+  /** Per check name: what failed and which setting to check, said when the check throws or hangs. */
+  advice?: Record<string, string>;
 }
 
 export function composeReadiness(
@@ -21,10 +27,12 @@ export function composeReadiness(
   const timeoutMs = options.timeoutMs ?? 2000;
   const clock = options.clock ?? systemClock;
 
-  const runOne = (check: ReadinessCheck): Promise<ReadinessCheckResult> =>
+  const runOne = (name: string, check: ReadinessCheck): Promise<ReadinessCheckResult> =>
     new Promise((resolve) => {
+      const advice = options.advice?.[name];
       const timer = clock.setTimer(
-        () => resolve({ ok: false, detail: `no answer within ${timeoutMs} ms` }),
+        () =>
+          resolve({ ok: false, detail: `no answer within ${timeoutMs} ms${advice ? `: ${advice}` : ''}` }),
         timeoutMs,
       );
       check().then(
@@ -32,16 +40,16 @@ export function composeReadiness(
           clock.clearTimer(timer);
           resolve(result);
         },
-        (err: unknown) => {
+        () => {
           clock.clearTimer(timer);
-          resolve({ ok: false, detail: err instanceof Error ? err.message : String(err) });
+          resolve({ ok: false, detail: advice ?? `the ${name} check failed` });
         },
       );
     });
 
   return async () => {
     const names = Object.keys(checks);
-    const results = await Promise.all(names.map((name) => runOne(checks[name]!)));
+    const results = await Promise.all(names.map((name) => runOne(name, checks[name]!)));
     const report: ReadinessReport = { ready: true, checks: {} };
     names.forEach((name, i) => {
       const result = results[i]!;

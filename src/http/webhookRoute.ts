@@ -3,10 +3,11 @@
  * the event up from the inbox. The Service retries any delivery without a 2xx within 10 s
  * (CONTRACT.md, Webhooks), so the answer comes only after the inbox has stored the event.
  */
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics/metrics.js';
 import { isKnownEventType } from '../service/events.js';
 import type { Clock } from '../util/clock.js';
+import { BodyTooLargeError, boundedBodyParser } from './boundedBody.js';
 import { errorBody } from './errors.js';
 import { verifyWebhookSignature } from './signature.js';
 import type { WebhookInbox } from './types.js';
@@ -41,21 +42,19 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps
 
   // The signature covers the exact bytes, so the body must reach the handler unparsed.
   app.removeAllContentTypeParsers();
-  const keepBytes = (_req: FastifyRequest, body: Buffer, done: (err: null, body: Buffer) => void) =>
-    done(null, body);
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, keepBytes);
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, keepBytes);
+  app.addContentTypeParser('*', boundedBodyParser(maxBodyBytes));
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    if (err instanceof BodyTooLargeError) {
       metrics.webhookRejections.inc({ reason: 'too_large' });
       request.log.warn({ limit: maxBodyBytes }, 'webhook rejected: body too large');
-      return reply.code(413).send(errorBody('WEBHOOK_TOO_LARGE', `body exceeds ${maxBodyBytes} bytes`));
+      if (err.unread) reply.header('connection', 'close');
+      return reply.code(413).send(errorBody('WEBHOOK_TOO_LARGE', err.message));
     }
     throw err; // to the server-wide handler
   });
 
-  app.post('/webhooks', { bodyLimit: maxBodyBytes }, async (request, reply) => {
+  app.post('/webhooks', async (request, reply) => {
     const receivedAt = clock.now();
     const raw = Buffer.isBuffer(request.body) ? request.body : EMPTY;
 

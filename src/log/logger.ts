@@ -21,6 +21,8 @@ export const REDACT_PATHS = [
   '*.webhookSecrets',
   'jwtPrivateKey',
   '*.jwtPrivateKey',
+  'credentialsKey',
+  '*.credentialsKey',
   'authorization',
   '*.authorization',
   'headers.authorization',

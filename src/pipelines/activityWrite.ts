@@ -6,33 +6,31 @@ import type { ActivityWrite, WriteResult } from '../crm/types.js';
 import { buildActivity } from '../mapping/index.js';
 import type { PipelineDeps } from './deps.js';
 import { generateFollowupsOnce } from './followups.js';
-import { activityReadsFollowups, refusedStamp, unstamped } from './followupStamp.js';
+import { writeObject } from '../crm/fieldGaps.js';
+import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
+import { activityReadsFollowups } from './followupStamp.js';
 import type { PreparedWrite } from './writeback.js';
 
 /**
- * The activities' batch upsert; those the CRM refused only for the generation stamp (it lacks the
- * field) go again without it, their calls warned (followupStamp.ts).
+ * The activities' batch upsert, leaving out the fields the CRM lacks (fieldGaps.ts; the follow-up
+ * generation stamp among them, followupStamp.ts); each call written without one is warned.
  */
 export async function upsertActivities(
   deps: PipelineDeps,
   activities: ActivityWrite[],
   writes: PreparedWrite[],
 ): Promise<Map<string, WriteResult>> {
-  const results = await settleEach(
-    activities.map((a) => a.callId),
-    () => deps.crm.upsertActivities(activities),
-  );
-  const again = activities.filter((a) => refusedStamp(deps.mapping, results.get(a.callId)));
-  if (again.length === 0) return results;
-  const retried = again.map((a) => unstamped(deps.mapping, a));
-  for (const [i, a] of again.entries()) {
-    writes.find((w) => w.callId === a.callId)?.warnings.push(retried[i]!.warning);
+  const object = writeObject(deps.crmName, 'activity');
+  const { results, omitted } = await writeAroundGaps(deps, activities, {
+    keyOf: (a) => a.callId,
+    objectOf: () => object,
+    send: (batch) => deps.crm.upsertActivities(batch),
+  });
+  for (const [callId, fields] of omitted) {
+    const w = writes.find((x) => x.callId === callId);
+    for (const warning of fieldGapWarnings(deps.mapping, fields))
+      if (w && !w.warnings.includes(warning)) w.warnings.push(warning);
   }
-  const second = await settleEach(
-    again.map((a) => a.callId),
-    () => deps.crm.upsertActivities(retried.map((r) => r.activity)),
-  );
-  for (const [key, r] of second) results.set(key, r);
   return results;
 }
 

@@ -10,3 +10,22 @@ const CEILING_MS = 2 * 3_600_000;
 export function analysisWaitMs(ageMs: number, floorMs = 60_000): number {
   return Math.min(CEILING_MS, Math.max(floorMs, Math.round(ageMs / 10)));
 }
+
+/**
+ * Why a call not analysed yet is given up now, or null to keep waiting. The 48 hours count from
+ * the call: a call already older when crm-sync first saw it (a backfill of old calls) is looked
+ * at once, not waited for, and its reason says so rather than claiming a wait that never happened.
+ */
+export function analysisGiveUpReason(input: {
+  ageMs: number;
+  seenForMs: number;
+  why: string;
+}): string | null {
+  if (input.ageMs <= ANALYSIS_GIVE_UP_MS) return null;
+  const hours = (ms: number) => Math.round(ms / 3_600_000);
+  const ageAtDiscovery = input.ageMs - input.seenForMs;
+  if (ageAtDiscovery > ANALYSIS_GIVE_UP_MS) {
+    return `${input.why}; the call was already ${hours(ageAtDiscovery)} h old when crm-sync found it, past the 48 h it waits for an analysis, so it was looked at once and not waited for`;
+  }
+  return `${input.why} ${hours(input.ageMs)} h after the call; gave up`;
+}

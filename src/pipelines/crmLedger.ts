@@ -11,7 +11,6 @@ import { linksOf, writtenQueryFor, type Mapping } from '../mapping/index.js';
 import type { Call } from '../service/types.js';
 import { claimFollowupGeneration, followupsWrittenUpdate } from '../store/followupRepo.js';
 import { transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
-import type { SyncState } from '../sync/states.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
 
@@ -206,14 +205,7 @@ async function adoptOne(
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
-/** The shortest way the state table allows from wherever the call is to writing_back. */
+/** From wherever the call is to writing_back, the table's way (syncPath). */
 async function toWritingBack(deps: LedgerDeps, record: SyncStatusRecord): Promise<void> {
-  const via: Partial<Record<SyncState, SyncState>> = { failed: 'awaiting_analysis', skipped: 'discovered' };
-  let state = record.state;
-  const step = via[state];
-  if (step) {
-    await moveTo(deps, { callId: record.callId, state }, step, 'found written in the CRM');
-    state = step;
-  }
-  await moveTo(deps, { callId: record.callId, state }, 'writing_back', 'found written in the CRM');
+  await moveTo(deps, record, 'writing_back', 'found written in the CRM');
 }

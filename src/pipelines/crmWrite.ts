@@ -16,7 +16,9 @@ import {
 } from '../store/syncStatusRepo.js';
 import { syncDealSignals } from './dealSignals.js';
 import type { PipelineDeps } from './deps.js';
-import { generateAfterStamp, settleEach, upsertActivities } from './activityWrite.js';
+import { generateAfterStamp, upsertActivities } from './activityWrite.js';
+import { writeObject } from '../crm/fieldGaps.js';
+import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
 import { stamped } from './followupStamp.js';
 import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
 
@@ -121,10 +123,18 @@ export async function writeToCrm(
     }
   }
   live = live.filter((w) => !results.has(w.item.jobId));
-  const followupResults = await settleEach(
-    followups.map((f) => f.key),
-    () => deps.crm.upsertFollowups(followups),
-  );
+  // Drafts leave out the fields the CRM lacks (fieldGaps.ts), never their key: a draft without
+  // its key field would be written again on every retry, so that refusal fails the call instead.
+  const { results: followupResults, omitted } = await writeAroundGaps(deps, followups, {
+    keyOf: (f) => f.key,
+    objectOf: (f) => writeObject(deps.crmName, f.kind),
+    send: (batch) => deps.crm.upsertFollowups(batch),
+  });
+  for (const f of followups) {
+    const w = live.find((x) => x.callId === f.callId);
+    for (const warning of fieldGapWarnings(deps.mapping, omitted.get(f.key) ?? []))
+      if (w && !w.warnings.includes(warning)) w.warnings.push(warning);
+  }
 
   // 4. Each call's row.
   for (const w of live) {

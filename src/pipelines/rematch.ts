@@ -122,8 +122,13 @@ async function rematchPage(
   try {
     lookups = await lookUp(deps, rows);
   } catch (error) {
+    if (isCrmWide(error)) {
+      // Said once, as the reason the run stopped: these calls were not checked, not failed.
+      summary.seen -= rows.length;
+      summary.stoppedBy = crmWideReason(error, deps.crmName);
+      return;
+    }
     for (const row of rows) fail(row.callId, '', error);
-    if (isCrmWide(error)) summary.stoppedBy = messageOf(error);
     return;
   }
   const planned: Planned[] = [];
@@ -290,6 +295,14 @@ export function describe(
     return label ? `${label} [${id}]` : `[${id}]`;
   };
   return changes.map((c) => `${c.kind} ${name(before, c, c.from)} → ${name(after, c, c.to)}`).join('; ');
+}
+
+/** The one line a CRM-wide stop is reported with: the vendor's text is long and names no setting. */
+function crmWideReason(error: unknown, crm: 'hubspot' | 'salesforce'): string {
+  if (!(error instanceof CrmAuthError)) return messageOf(error);
+  const label = crm === 'hubspot' ? 'HubSpot' : 'Salesforce';
+  const settings = crm === 'hubspot' ? 'HUBSPOT_*' : 'SALESFORCE_*';
+  return `${label} rejected the credentials; fix the ${settings} settings ("crm-sync doctor" checks them)`;
 }
 
 function isCrmWide(error: unknown): boolean {

@@ -10,22 +10,21 @@ import type { CrmLookup } from '../crm/types.js';
 import { ServiceNotReadyError } from '../service/errors.js';
 import type { Analysis, Call } from '../service/types.js';
 import { listFollowupDraftsOf, type DraftInput, type FollowupDraftRecord } from '../store/followupRepo.js';
+import { endSync, moveSyncStatus } from '../store/syncMoves.js';
 import {
   getSyncStatuses,
-  recordSyncError,
-  transitionSyncStatus,
   upsertDiscovered,
   upsertDiscoveredEach,
   type SyncStatusRecord,
 } from '../store/syncStatusRepo.js';
-import { canTransition, type SyncState } from '../sync/states.js';
+import type { SyncState } from '../sync/states.js';
 import { noMatchReason } from '../sync/skipReasons.js';
 import { callFactsOf } from './callFacts.js';
 import { adoptAll, holdsEverything, readLedger, type Adoption, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
-import { analysisWaitMs, ANALYSIS_GIVE_UP_MS } from './analysisWait.js';
+import { analysisGiveUpReason, analysisWaitMs } from './analysisWait.js';
 import { callPhaseOf, endedReason } from './callStatus.js';
 import { ANALYSIS_SAFETY_CHECK_MS } from './route.js';
 
@@ -266,45 +265,35 @@ async function waitForAnalysis(
 ): Promise<Prepared> {
   const created = Date.parse(call.created_at);
   const age = Number.isNaN(created) ? 0 : deps.clock.now() - created;
-  if (age > ANALYSIS_GIVE_UP_MS) {
-    return settle(
-      deps,
-      record,
-      'failed',
-      `${why} ${Math.round(age / 3_600_000)} h after the call; gave up`,
-      'SERVICE_NOT_READY',
-    );
-  }
+  const giveUp = analysisGiveUpReason({
+    ageMs: age,
+    seenForMs: deps.clock.now() - record.createdAt.getTime(),
+    why,
+  });
+  if (giveUp) return settle(deps, record, 'failed', giveUp, 'SERVICE_NOT_READY');
   await moveTo(deps, record, 'awaiting_analysis', why);
   return later(analysisWaitMs(age, floorMs), `${why}; waiting for its analysis`);
 }
 
-/** Moves the call on when the table allows it from where it is. */
+/** Moves the call to `to` from where the record saw it, along the table's path (syncPath). */
 export async function moveTo(
   deps: Pick<PipelineDeps, 'db' | 'crmName' | 'clock'>,
   record: Pick<SyncStatusRecord, 'callId' | 'state'>,
   to: SyncState,
   detail: string,
 ): Promise<void> {
-  if (record.state === to) return;
-  // A replay of a written call passes through awaiting_analysis (the table's resync path).
-  if (record.state === 'written_back' && to === 'writing_back') {
-    await moveTo(deps, record, 'awaiting_analysis', 'resync');
-    record = { ...record, state: 'awaiting_analysis' };
-  }
-  await transitionSyncStatus(deps.db, {
+  const now = new Date(deps.clock.now());
+  await moveSyncStatus(deps.db, {
     callId: record.callId,
     crm: deps.crmName,
+    from: record.state,
     to,
-    now: new Date(deps.clock.now()),
+    now,
     detail,
   });
 }
 
-/**
- * Ends the call's work as skipped or failed. From a state that cannot move there (the call was
- * already written, or is mid-write after a crash) the reason is recorded and the state kept.
- */
+/** Ends the call's work as skipped or failed (endSync: a call already at an end keeps it). */
 async function settle(
   deps: PipelineDeps,
   record: SyncStatusRecord,
@@ -313,19 +302,15 @@ async function settle(
   code = 'SKIPPED',
 ): Promise<Prepared> {
   const now = new Date(deps.clock.now());
-  if (canTransition(record.state, to)) {
-    await transitionSyncStatus(deps.db, { callId: record.callId, crm: deps.crmName, to, now, detail });
-  }
-  if (to === 'failed' || !canTransition(record.state, to)) {
-    await recordSyncError(deps.db, {
-      callId: record.callId,
-      crm: deps.crmName,
-      code,
-      message: detail,
-      nextAttemptAt: null,
-      now,
-    });
-  }
+  await endSync(deps.db, {
+    callId: record.callId,
+    crm: deps.crmName,
+    from: record.state,
+    to,
+    code,
+    message: detail,
+    now,
+  });
   return done(detail);
 }
 

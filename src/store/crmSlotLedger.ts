@@ -29,6 +29,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { createGroupCommit } from '../util/groupCommit.js';
 import type { Clock } from '../util/clock.js';
 import { inTransaction, type Database, type Db } from './database.js';
+import { epochMs } from './dbClock.js';
 
 export interface DbCrmLedgerOptions {
   db: Db;
@@ -55,8 +56,6 @@ type Row = {
 
 /** How often a transaction also deletes the slots no window or report can count any more. */
 const PRUNE_EVERY_MS = 5_000;
-
-const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
   const { db, ledger, clock } = options;
@@ -189,12 +188,12 @@ export function createDbCrmLedger(options: DbCrmLedgerOptions): CrmSlotLedger {
              WHERE r.ledger = $1
                AND COALESCE(r.done_at, r.started_at + ${flightMs})
                    > LEAST(t.now - ${keepMs}, GREATEST(COALESCE(l.report_from, t.now), t.now - ${ttlMs})))
-       SELECT ${ms('t.now')} AS now, ${ms('l.paused_until')} AS paused_until, l.pause_reason,
-              ${ms('l.search_paused_until')} AS search_paused_until, l.daily_limit, l.daily_remaining,
-              ${ms('l.report_from')} AS report_from, ${ms('l.probe_since')} AS probe_since,
+       SELECT ${epochMs('t.now')} AS now, ${epochMs('l.paused_until')} AS paused_until, l.pause_reason,
+              ${epochMs('l.search_paused_until')} AS search_paused_until, l.daily_limit, l.daily_remaining,
+              ${epochMs('l.report_from')} AS report_from, ${epochMs('l.probe_since')} AS probe_since,
               ARRAY(SELECT lane FROM r ORDER BY id) AS lanes,
-              ARRAY(SELECT ${ms('started_at')} FROM r ORDER BY id) AS starts,
-              ARRAY(SELECT ${ms('done_at')} FROM r ORDER BY id) AS dones
+              ARRAY(SELECT ${epochMs('started_at')} FROM r ORDER BY id) AS starts,
+              ARRAY(SELECT ${epochMs('done_at')} FROM r ORDER BY id) AS dones
        FROM t, l`,
       ledger,
     );

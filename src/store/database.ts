@@ -6,6 +6,8 @@ import pg from 'pg';
 import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
+import { SetupError } from '../config/setupError.js';
+import { explainConnectFailure } from './databaseErrors.js';
 import { acquireEmbeddedLock } from './embeddedLock.js';
 import { seedFromTemplate } from './embeddedTemplate.js';
 import { prioritise } from './livePriority.js';
@@ -46,6 +48,8 @@ export interface Database {
   /** A fresh driver adapter for the schema engine (migrations); the caller disposes it. */
   migrationAdapter(): MigrationAdapter;
   close(): Promise<void>;
+  /** PostgreSQL: one round trip through the driver, rejecting with the driver's own error. */
+  ping?: (() => Promise<void>) | undefined;
 }
 
 export interface OpenDatabaseOptions {
@@ -62,24 +66,67 @@ export interface OpenDatabaseOptions {
    * migrate anyway pass it); otherwise PGlite runs initdb.
    */
   templateDir?: string | undefined;
+  /**
+   * Only open a database crm-sync has already set up (for commands that read): never create an
+   * embedded data directory, and refuse a database without crm-sync's tables, naming where it
+   * looked and the fix.
+   */
+  existing?: boolean | undefined;
 }
 
 /** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite database, and checks it answers. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const logger = options.logger ?? silentLogger;
+  if (!options.databaseUrl && options.existing) refuseMissingEmbedded(options.dataDir);
   const db = options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize, logger)
     : await openEmbedded(options.dataDir, options.templateDir);
   try {
+    // PostgreSQL: asked through the driver itself, whose error (unlike Prisma's) says what failed.
+    if (db.ping)
+      await db
+        .ping()
+        .catch((err: unknown) => Promise.reject(explainConnectFailure(err, options.databaseUrl!)));
     await db.prisma.$queryRaw`SELECT 1`;
+    if (options.existing) await refuseWithoutTables(db);
   } catch (err) {
     await db.close().catch(() => undefined);
+    if (err instanceof SetupError) throw err;
     throw new Error(`cannot reach the database at ${db.location}: ${(err as Error).message}`, {
       cause: err,
     });
   }
   logger.debug({ kind: db.kind, location: db.location }, 'database opened');
   return db;
+}
+
+/** Where the embedded database of `dataDir` keeps its files. */
+export function embeddedDir(dataDir: string): string {
+  return path.join(dataDir, 'pglite');
+}
+
+const FIX_WHERE =
+  'Set DATA_DIR to the directory the worker uses (the systemd unit sets DATA_DIR=/var/lib/crm-sync in the unit itself), or DATABASE_URL for PostgreSQL.';
+
+/** True when `dataDir` holds an embedded database (created by a worker or `migrate`). */
+export function embeddedExists(dataDir: string): boolean {
+  return existsSync(path.join(embeddedDir(dataDir), 'PG_VERSION'));
+}
+
+function refuseMissingEmbedded(dataDir: string): void {
+  if (embeddedExists(dataDir)) return;
+  throw new SetupError(`There is no crm-sync database in ${path.resolve(embeddedDir(dataDir))}.`, FIX_WHERE);
+}
+
+async function refuseWithoutTables(db: Database): Promise<void> {
+  const [table] = await db.prisma.$queryRaw<{ name: string | null }[]>`
+    SELECT to_regclass('_prisma_migrations')::text AS name`;
+  if (table?.name) return;
+  const where = db.kind === 'embedded' ? path.resolve(embeddedDir(db.location)) : db.location;
+  throw new SetupError(
+    `The database at ${where} holds no crm-sync tables.`,
+    `${db.kind === 'embedded' ? FIX_WHERE : 'Check that DATABASE_URL names the database the worker uses.'} \`crm-sync migrate\` creates the tables in a new one.`,
+  );
 }
 
 /** How long a new PostgreSQL connection (or a free one from the pool) is waited for. */
@@ -118,6 +165,9 @@ function openPostgres(url: string, poolSize: number | undefined, logger: Logger)
     kind: 'postgres',
     location: redactUrl(url),
     migrationAdapter: () => postgresMigrationAdapter(url),
+    ping: async () => {
+      await main.pool.query('SELECT 1');
+    },
     close: async () => {
       for (const c of [main, live]) {
         if (!c) continue;
@@ -140,7 +190,7 @@ const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 async function openEmbedded(dataDir: string, templateDir: string | undefined): Promise<Database> {
   const lock = acquireEmbeddedLock(dataDir);
   try {
-    const dir = path.join(dataDir, 'pglite');
+    const dir = embeddedDir(dataDir);
     // A first start fills the directory from the pre-built template instead of running initdb
     // (~1.1 GB at its peak in WebAssembly); without one PGlite runs initdb as before.
     if (templateDir && !existsSync(path.join(dir, 'PG_VERSION'))) await seedFromTemplate(dir, templateDir);

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
@@ -32,6 +33,8 @@ export interface DbCopyOptions {
   logger?: Logger | undefined;
   /** Called after each table, for progress output. */
   onTable?: ((table: string, rows: number) => void) | undefined;
+  /** Copy even though a worker holds a lease or runs jobs in the source. */
+  whileRunning?: boolean | undefined;
 }
 
 export interface DbCopyResult {
@@ -47,6 +50,11 @@ export async function copyDatabase(
 ): Promise<DbCopyResult> {
   const logger = options.logger ?? silentLogger;
   const where = redactUrl(targetUrl);
+  const sourceSql: SqlRunner = (sql) => source.prisma.$queryRawUnsafe(sql);
+  // Checked before anything is written anywhere: an empty source would leave the target filled
+  // with tables, so the corrected retry would be refused.
+  await refuseEmptySource(sourceSql, source);
+  if (!options.whileRunning) await refuseLiveSource(sourceSql, source);
   // Both sides on the same migrations, so their tables and columns agree.
   await migrate(source, { logger, migrationsDir: options.migrationsDir });
   const target = await openDatabase({ databaseUrl: targetUrl, dataDir: '', logger, poolSize: 1 });
@@ -61,7 +69,6 @@ export async function copyDatabase(
     throw new DbCopyError(`cannot connect to ${where}: ${err.message}`);
   });
   try {
-    const sourceSql: SqlRunner = (sql) => source.prisma.$queryRawUnsafe(sql);
     const targetSql: SqlRunner = async (sql, params) => (await client.query(sql, params)).rows;
     const [sourceSchema, targetSchema] = await Promise.all([readSchema(sourceSql), readSchema(targetSql)]);
     await refuseNonEmpty(targetSql, targetSchema, where);
@@ -84,6 +91,45 @@ export async function copyDatabase(
   } finally {
     await client.end();
   }
+}
+
+/** The source's place, as the admin set it: the data directory or the redacted URL. */
+function sourcePlace(source: Database): string {
+  return source.kind === 'embedded'
+    ? `the embedded database in ${path.resolve(source.location)}`
+    : source.location;
+}
+
+async function refuseEmptySource(sql: SqlRunner, source: Database): Promise<void> {
+  const schema = await readSchema(sql);
+  for (const name of schema.keys()) {
+    const [row] = await sql(`SELECT EXISTS (SELECT 1 FROM ${quote(name)}) AS filled`);
+    if (row?.filled === true) return;
+  }
+  throw new DbCopyError(
+    `${sourcePlace(source)} holds no crm-sync data (every table is empty), so there is nothing to copy and nothing was created. ` +
+      (source.kind === 'embedded'
+        ? 'Set DATA_DIR to the directory the worker uses (the systemd unit sets DATA_DIR in the unit itself, not in the env file).'
+        : 'Check that DATABASE_URL names the database the worker uses.'),
+  );
+}
+
+/**
+ * A worker using the source (a live leader lease, a running job) would go on changing it during
+ * the copy, and its running jobs would arrive in the target as running: refused unless told.
+ */
+async function refuseLiveSource(sql: SqlRunner, source: Database): Promise<void> {
+  const [row] = await sql(
+    `SELECT (SELECT count(*) FROM leader_lease WHERE expires_at > now())::int AS leases,
+            (SELECT count(*) FROM job WHERE state = 'running' AND locked_until > now())::int AS running`,
+  );
+  const leases = Number(row?.leases ?? 0);
+  const running = Number(row?.running ?? 0);
+  if (leases + running === 0) return;
+  throw new DbCopyError(
+    `a worker is using ${sourcePlace(source)} (${leases} live lease(s), ${running} running job(s)), so nothing was copied. ` +
+      'Stop the worker first, or pass --while-running to copy anyway.',
+  );
 }
 
 async function refuseNonEmpty(sql: SqlRunner, schema: Map<string, TableShape>, where: string): Promise<void> {

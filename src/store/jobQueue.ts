@@ -1,13 +1,16 @@
 import type { Priority } from '../budget/types.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
+import { DB_NOW, msInterval, type DbClock } from './dbClock.js';
 import { jobRetryDelayMs } from './jobBackoff.js';
 import { columnNames, unnestRows, type Columns } from './unnest.js';
 
 /**
  * A job queue in PostgreSQL (table job), the same code on PostgreSQL and the embedded PGlite.
  * Workers claim due jobs with FOR UPDATE SKIP LOCKED under a lease (locked_until); a job whose
- * lease has passed is taken back by the next claim, so a killed worker loses nothing. Delivery is
+ * lease has passed is taken back by the next claim, so a killed worker loses nothing. Leases are
+ * set and judged on the database's clock (dbClock.ts), so a replica whose clock runs ahead cannot
+ * take a lease early, nor one whose clock lags hand out a lease that has already run out. Delivery is
  * at least once: a worker that outlives its lease learns it from complete/heartbeat returning
  * false, and its job may run twice; handlers must be idempotent (CRM writes upsert on call id).
  * docs/persistence.md says why this is not pg-boss.
@@ -186,6 +189,8 @@ export interface ClaimInput {
   kinds?: readonly string[] | undefined;
   /** Take back lapsed leases first (default true); false when the caller does that itself. */
   requeueExpired?: boolean | undefined;
+  /** The clock leases run on (default the database's). */
+  dbClock?: DbClock | undefined;
 }
 
 /**
@@ -194,8 +199,8 @@ export interface ClaimInput {
  * claimers get different jobs (SKIP LOCKED) and never wait for each other.
  */
 export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]> {
-  if (input.requeueExpired !== false) await requeueExpiredJobs(db, input.now);
-  const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
+  if (input.requeueExpired !== false) await requeueExpiredJobs(db, input.now, input.dbClock);
+  const dbNow = input.dbClock ?? DB_NOW;
   const kindFilter =
     input.kinds && input.kinds.length > 0
       ? Prisma.sql`AND kind IN (${Prisma.join(input.kinds)})`
@@ -210,10 +215,10 @@ export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]>
       ORDER BY priority DESC, run_at, id
       LIMIT ${input.limit}
       FOR UPDATE SKIP LOCKED
-    )
+    ), t AS (SELECT ${dbNow()} AS now)
     UPDATE job SET state = 'running', attempts = job.attempts + 1, locked_by = ${input.workerId},
-                   locked_until = ${leaseUntil}, updated_at = ${input.now}
-    FROM picked WHERE job.id = picked.id
+                   locked_until = t.now + ${msInterval(input.leaseMs)}, updated_at = ${input.now}
+    FROM picked, t WHERE job.id = picked.id
     RETURNING job.*`;
   return rows
     .map(toJob)
@@ -228,24 +233,28 @@ export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]>
 export async function requeueExpiredJobs(
   db: Db,
   now: Date,
+  dbClock: DbClock = DB_NOW,
 ): Promise<{ requeued: number; failed: number; failedJobs: Pick<JobRecord, 'id' | 'kind' | 'payload'>[] }> {
   // An expired job whose key has a job queued behind it is superseded by that one (see backToQueue).
   await db.$executeRaw`
-    WITH superseded AS (
+    WITH t AS (SELECT ${dbClock()} AS now),
+    superseded AS (
       UPDATE job r SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = ${now},
                        last_error = 'lease expired: superseded by a job queued while it ran'
-      WHERE r.state = 'running' AND r.locked_until < ${now} AND r.key IS NOT NULL
+      FROM t
+      WHERE r.state = 'running' AND r.locked_until < t.now AND r.key IS NOT NULL
         AND EXISTS (SELECT 1 FROM job q WHERE q.key = r.key AND q.state = 'queued')
       RETURNING r.key, r.priority)
     UPDATE job q SET run_at = LEAST(q.run_at, ${now}), priority = GREATEST(q.priority, s.priority)
     FROM superseded s WHERE q.key = s.key AND q.state = 'queued'`;
   const rows = await db.$queryRaw<{ id: bigint; state: string; kind: string; payload: unknown }[]>`
+    WITH t AS (SELECT ${dbClock()} AS now)
     UPDATE job SET
       state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
       last_error = 'lease expired: worker ' || COALESCE(locked_by, '?') || ' stopped or stalled',
       locked_by = NULL, locked_until = NULL, run_at = ${now}, updated_at = ${now}
-    WHERE state = 'running' AND locked_until < ${now}
-    RETURNING id, state, kind, payload`;
+    FROM t WHERE job.state = 'running' AND job.locked_until < t.now
+    RETURNING job.id, job.state, job.kind, job.payload`;
   const failedJobs = rows
     .filter((r) => r.state === 'failed')
     .map((r) => ({ id: Number(r.id), kind: r.kind, payload: r.payload }));
@@ -255,12 +264,12 @@ export async function requeueExpiredJobs(
 /** Extends the lease of jobs this worker still holds; returns the ids it still holds. */
 export async function heartbeatJobs(
   db: Db,
-  input: { ids: readonly number[]; workerId: string; leaseMs: number; now: Date },
+  input: { ids: readonly number[]; workerId: string; leaseMs: number; now: Date; dbClock?: DbClock },
 ): Promise<number[]> {
   if (input.ids.length === 0) return [];
-  const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
+  const dbNow = input.dbClock ?? DB_NOW;
   const rows = await db.$queryRaw<{ id: bigint }[]>`
-    UPDATE job SET locked_until = ${leaseUntil}, updated_at = ${input.now}
+    UPDATE job SET locked_until = ${dbNow()} + ${msInterval(input.leaseMs)}, updated_at = ${input.now}
     WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
       AND state = 'running' AND locked_by = ${input.workerId}
     RETURNING id`;

@@ -1,10 +1,11 @@
 import type { Db } from './database.js';
+import { DB_NOW, msInterval, type DbClock } from './dbClock.js';
 
 /**
  * Single-leader election over table leader_lease: whoever holds the unexpired lease named `name`
  * leads (e.g. runs the poll schedule). The holder renews well before expiry; when it dies, another
- * process takes over once the lease has run out. Times come from the caller's clock, so hosts
- * should keep their clocks in sync (NTP); a skew well under the lease is harmless.
+ * process takes over once the lease has run out. Leases are set and judged on the database's
+ * clock (dbClock.ts): processes whose clocks disagree still agree on who leads.
  */
 export const DEFAULT_LEASE_MS = 30_000;
 
@@ -21,19 +22,20 @@ export interface LeaseRecord {
  */
 export async function tryAcquireLease(
   db: Db,
-  input: { name: string; holder: string; ttlMs?: number; now: Date },
+  input: { name: string; holder: string; ttlMs?: number; dbClock?: DbClock },
 ): Promise<{ leader: boolean; lease: LeaseRecord | null }> {
-  const expiresAt = new Date(input.now.getTime() + (input.ttlMs ?? DEFAULT_LEASE_MS));
+  const ttl = msInterval(input.ttlMs ?? DEFAULT_LEASE_MS);
   // One statement, so two contenders cannot both win: the row lock serialises them.
   const rows = await db.$queryRaw<{ name: string; holder: string; acquired_at: Date; expires_at: Date }[]>`
+    WITH t AS (SELECT ${(input.dbClock ?? DB_NOW)()} AS now)
     INSERT INTO leader_lease (name, holder, acquired_at, expires_at)
-    VALUES (${input.name}, ${input.holder}, ${input.now}, ${expiresAt})
+    SELECT ${input.name}, ${input.holder}, t.now, t.now + ${ttl} FROM t
     ON CONFLICT (name) DO UPDATE SET
       holder = EXCLUDED.holder,
       acquired_at = CASE WHEN leader_lease.holder = EXCLUDED.holder
                          THEN leader_lease.acquired_at ELSE EXCLUDED.acquired_at END,
       expires_at = EXCLUDED.expires_at
-      WHERE leader_lease.holder = EXCLUDED.holder OR leader_lease.expires_at <= ${input.now}
+      WHERE leader_lease.holder = EXCLUDED.holder OR leader_lease.expires_at <= EXCLUDED.acquired_at
     RETURNING name, holder, acquired_at, expires_at`;
   const row = rows[0];
   if (row) {

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MigrationList } from '@prisma/schema-engine-wasm';
+import { SetupError } from '../config/setupError.js';
 import type { Logger } from '../log/logger.js';
 import type { Database } from './database.js';
 import { scratchMigrationAdapter } from './migrationAdapters.js';
@@ -59,6 +60,14 @@ export function readMigrations(migrationsDir = MIGRATIONS_DIR): MigrationList {
  * A failed migration is recorded and blocks later runs until resolved, as with Prisma's CLI.
  */
 export async function migrate(db: Database, options: MigrateOptions = {}): Promise<string[]> {
+  try {
+    return await applyPending(db, options);
+  } catch (err) {
+    throw explainRefusedMigration(err, db);
+  }
+}
+
+async function applyPending(db: Database, options: MigrateOptions): Promise<string[]> {
   const migrationsList = readMigrations(options.migrationsDir);
   // Most starts find nothing to do; the schema engine costs ~60 MB of RSS that stays with the
   // process (its WebAssembly memory is never returned), so it loads only when there is work.
@@ -71,6 +80,22 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
   for (const name of result.appliedMigrationNames)
     options.logger?.info({ migration: name }, 'migration applied');
   return result.appliedMigrationNames;
+}
+
+/** A migration the role may not apply (SQLSTATE 42501, "must be owner") is the admin's to fix. */
+export function explainRefusedMigration(err: unknown, db: Database): unknown {
+  const text = err instanceof Error ? err.message : String(err);
+  const refused = /permission denied|must be owner/i.exec(text);
+  if (!refused) return err;
+  const line = text
+    .slice(refused.index)
+    .split('\n')[0]!
+    .replace(/[`"]+$/, '');
+  return new SetupError(
+    `The database role may not create or alter crm-sync's tables at ${db.location} (${line}).`,
+    'Grant it CREATE on schema public and ownership of the crm-sync tables, or run `crm-sync migrate` once as their owner.',
+    { cause: err },
+  );
 }
 
 /**
@@ -116,6 +141,8 @@ export async function markMigrationRolledBack(
 }
 
 export interface MigrationStatus {
+  /** Migrations applied to the database (finished, not rolled back), oldest first. */
+  applied: string[];
   /** Migrations in the folder not yet applied to the database. */
   pending: string[];
   /** Migrations recorded as failed (they block `migrate` until resolved). */
@@ -137,7 +164,15 @@ export async function migrationStatus(db: Database, options: MigrateOptions = {}
   );
   const history = out.history;
   const all = migrationsList.migrationDirectories.map((d) => d.path);
+  const applied = out.hasMigrationsTable
+    ? (
+        await db.prisma.$queryRaw<{ name: string }[]>`
+          SELECT migration_name AS name FROM _prisma_migrations
+           WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name`
+      ).map((r) => r.name)
+    : [];
   return {
+    applied,
     pending: !out.hasMigrationsTable
       ? all
       : history && 'unappliedMigrationNames' in history

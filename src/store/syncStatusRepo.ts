@@ -16,6 +16,8 @@ export interface SyncStatusRecord {
   attempts: number;
   lastErrorCode: string | null;
   lastErrorMessage: string | null;
+  /** Write-backs housekeeping queued since the call last moved (NO_PROGRESS past a few). */
+  requeues: number;
   nextAttemptAt: Date | null;
   contextPushedAt: Date | null;
   writtenBackAt: Date | null;
@@ -95,6 +97,7 @@ export function toSyncStatus(row: SyncStatusRow): SyncStatusRecord {
     attempts: row.attempts,
     lastErrorCode: row.lastErrorCode,
     lastErrorMessage: row.lastErrorMessage,
+    requeues: row.requeues,
     nextAttemptAt: row.nextAttemptAt,
     contextPushedAt: row.contextPushedAt,
     writtenBackAt: row.writtenBackAt,
@@ -271,6 +274,7 @@ interface SyncStatusRaw {
   attempts: number;
   last_error_code: string | null;
   last_error_message: string | null;
+  requeues: number;
   next_attempt_at: Date | null;
   context_pushed_at: Date | null;
   written_back_at: Date | null;
@@ -300,6 +304,7 @@ function fromRaw(r: SyncStatusRaw): SyncStatusRow {
     attempts: r.attempts,
     lastErrorCode: r.last_error_code,
     lastErrorMessage: r.last_error_message,
+    requeues: r.requeues,
     nextAttemptAt: r.next_attempt_at,
     contextPushedAt: r.context_pushed_at,
     writtenBackAt: r.written_back_at,
@@ -436,9 +441,12 @@ export async function transitionSyncStatuses(
   });
 }
 
-/** What every transition sets: the new state, attempts and the last error reset, and `set`. */
+/**
+ * What every transition sets: the new state, attempts, the last error and the re-queue count reset
+ * (a move is progress), and `set`.
+ */
 function transitionAssignments(to: SyncState, now: Date, set: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`next_attempt_at = NULL, ${set} state = ${to}, attempts = 0,
+  return Prisma.sql`next_attempt_at = NULL, ${set} state = ${to}, attempts = 0, requeues = 0,
     last_error_code = NULL, last_error_message = NULL, updated_at = ${now}::timestamptz`;
 }
 

@@ -4,10 +4,14 @@
  *
  *   discovered ──> context_pushed ──> awaiting_analysis ──> writing_back ──> written_back
  *   discovered ──> awaiting_analysis | writing_back        (a call found already finished)
- *   discovered | context_pushed | awaiting_analysis ──> skipped
- *   any active state ──> failed;  writing_back ──> awaiting_analysis (analysis not ready)
- *   operator: written_back ──> awaiting_analysis (resync), failed ──> discovered | awaiting_analysis,
+ *   any active state ──> skipped | failed;  writing_back ──> awaiting_analysis (analysis not ready)
+ *   operator: written_back ──> awaiting_analysis (resync), failed ──> awaiting_analysis | discovered,
  *             skipped ──> discovered (replay)
+ *
+ * Every active state has a direct exit to both ends (skipped, failed), so whatever a try finds the
+ * call can be settled from where it is; a call that keeps coming back without moving is failed by
+ * housekeeping (NO_PROGRESS, src/worker/housekeeping.ts). Moves of more than one step follow
+ * syncPath, the one place such paths are decided.
  */
 export const SYNC_STATES = [
   /** Seen in the Service's list or a webhook; nothing done yet. */
@@ -43,14 +47,53 @@ const TRANSITIONS: Record<SyncState, readonly SyncState[]> = {
   discovered: ['context_pushed', 'awaiting_analysis', 'writing_back', 'skipped', 'failed'],
   context_pushed: ['awaiting_analysis', 'writing_back', 'skipped', 'failed'],
   awaiting_analysis: ['writing_back', 'skipped', 'failed'],
-  // Back to awaiting_analysis when the CRM write finds the analysis not ready after all.
-  writing_back: ['written_back', 'awaiting_analysis', 'failed'],
+  // Back to awaiting_analysis when the CRM write finds the analysis not ready after all; skipped
+  // when the retry of an interrupted write finds nothing to write to (the contact merged away).
+  writing_back: ['written_back', 'awaiting_analysis', 'skipped', 'failed'],
   // Operator resync: the stored CRM ids turn the second write into an update.
   written_back: ['awaiting_analysis'],
-  // Operator replay.
-  failed: ['discovered', 'awaiting_analysis'],
+  // Operator replay; awaiting_analysis first, so syncPath resumes a failed call there.
+  failed: ['awaiting_analysis', 'discovered'],
   skipped: ['discovered'],
 };
+
+/** States the worker leaves a call in: only an operator (replay, resync) moves it on. */
+export function isEndState(state: SyncState): boolean {
+  return !ACTIVE_SYNC_STATES.includes(state);
+}
+
+/**
+ * The shortest way the table allows from `from` to `to`: the states moved through, `to` last ([]
+ * when the call is there already), or null when there is none. Breadth-first in the table's order,
+ * so a pair always takes the same path. Every move of more than one step goes this way.
+ */
+export function syncPath(from: SyncState, to: SyncState): SyncState[] | null {
+  const cameFrom = new Map<SyncState, SyncState | null>([[from, null]]);
+  const queue: SyncState[] = [from];
+  for (let at = queue.shift(); at !== undefined; at = queue.shift()) {
+    if (at === to) {
+      const path: SyncState[] = [];
+      for (let s: SyncState | null = to; s !== null && s !== from; s = cameFrom.get(s) ?? null)
+        path.unshift(s);
+      return path;
+    }
+    for (const next of TRANSITIONS[at]) {
+      if (!cameFrom.has(next)) {
+        cameFrom.set(next, at);
+        queue.push(next);
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Where an operator's replay puts the call: the states before writing_back on its path there
+ * (failed and written_back: awaiting_analysis; skipped: discovered). An active call stays.
+ */
+export function replayPath(from: SyncState): SyncState[] {
+  return (syncPath(from, 'writing_back') ?? []).slice(0, -1);
+}
 
 export function isSyncState(value: string): value is SyncState {
   return (SYNC_STATES as readonly string[]).includes(value);

@@ -11,7 +11,7 @@ import { createCrmAdapter } from '../crm/factory.js';
 import type { GateOptions } from '../crm/hubspot/gate.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
-import { composeReadiness } from '../http/readiness.js';
+import { workerReadiness } from './readinessChecks.js';
 import type { Logger } from '../log/logger.js';
 import { loadMappings } from '../mapping/index.js';
 import { createMetrics } from '../metrics/metrics.js';
@@ -22,6 +22,7 @@ import { openDatabase } from '../store/database.js';
 import { isLive } from '../store/livePriority.js';
 import { createDbSlotLedger } from '../store/dbSlotLedger.js';
 import { crmLedgerFor } from '../store/crmSlotLedger.js';
+import { refreshTokensFor } from '../store/crmCredentialStore.js';
 import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
 import { migrate } from '../store/migrations.js';
@@ -43,7 +44,9 @@ import { collectForecast, collectStatus, forecastTimes } from './status.js';
 import { adminRoutes } from './adminRoutes.js';
 import { boundAddress } from './boundAddress.js';
 import { consoleRoutes } from '../console/routes.js';
-import { consolePublicRoutes } from '../console/publicRoutes.js';
+import { consolePublicRoutes, signOutRoute } from '../console/publicRoutes.js';
+import { createSignInThrottle } from '../http/signInThrottle.js';
+import { dbConsoleSessions } from '../store/consoleSessions.js';
 import { recordLinker } from '../console/links.js';
 import { previewCall, type PreviewSource } from '../mapping/preview.js';
 import { accessKeys } from '../http/access.js';
@@ -140,6 +143,7 @@ export async function startWorker(
       // The live lane runs its jobs as live work (src/store/livePriority.ts): their lookups go first.
       isLive,
       ledger: crmLedgerFor(database, config.crm, clock, cleanup),
+      refreshTokens: refreshTokensFor(config, database.prisma),
     });
     const pipeline = {
       db,
@@ -216,6 +220,8 @@ export async function startWorker(
           pollLeader: poller.isLeader(),
           jobsInFlight: runner.inFlight(),
           serviceKeyRejected: service.health().unauthorized,
+          // Behind the admin access: /readyz only names the setting to check.
+          serviceLastError: service.health().lastError ?? null,
           crmCredentials: credentials.state(),
           crm: crm.usage(),
         }),
@@ -231,26 +237,21 @@ export async function startWorker(
         count: j.count,
       })),
     );
-    const readiness = composeReadiness(
-      {
-        database: async () => {
-          await db.$queryRaw`SELECT 1`;
-          return { ok: true };
-        },
-        service: async () => {
-          const health = service.health();
-          if (health.unauthorized) return { ok: false, detail: 'the Service rejected SERVICE_API_KEY (401)' };
-          // Judged from the last Service request's outcome, so readiness probes spend no budget.
-          if (health.lastError?.startsWith('SERVICE_TRANSIENT')) {
-            return { ok: false, detail: `the Service is unreachable: ${health.lastError}` };
-          }
-          return { ok: true, detail: health.lastError ?? 'reachable, key accepted' };
-        },
-        crm: async () => credentials.readiness(),
-      },
-      { clock },
-    );
-    const access = accessKeys(config.http.adminToken);
+    const readiness = workerReadiness({
+      pingDatabase: () => db.$queryRaw`SELECT 1`,
+      serviceHealth: () => service.health(),
+      crm: () => credentials.readiness(),
+      clock,
+    });
+    const adminToken = config.http.adminToken;
+    const sessions = adminToken === undefined ? undefined : dbConsoleSessions(db, adminToken);
+    // Sessions made with an earlier ADMIN_TOKEN (and expired ones) go now; check() refuses them anyway.
+    await sessions?.prune();
+    const access = accessKeys(adminToken, {
+      publicOrigin: config.http.publicOrigin,
+      sessions,
+      trustProxy: config.http.trustProxy,
+    });
     // The console's mapping preview: reads only, at write-back priority, from this worker's budget.
     const previewSource: PreviewSource = {
       getCall: (callId) => service.getCall(callId, { priority: 'writeback' }),
@@ -287,8 +288,9 @@ export async function startWorker(
           csrf: access.csrf,
           tokenConfigured: access.adminToken !== undefined,
         }),
+        signOutRoute(access),
       ],
-      publicRoutes: [consolePublicRoutes(access)],
+      publicRoutes: [consolePublicRoutes(access, createSignInThrottle(clock))],
     });
     await listenOrNameTheSetting(http, config.http);
     const bound = boundAddress(http.server.address(), config.http);

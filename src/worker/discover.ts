@@ -92,6 +92,9 @@ export async function discoverCalls(deps: DiscoverDeps, options: DiscoverOptions
   return result;
 }
 
+/** The states whose calls a discovery (poll or backfill) queues work for; a call in any other is done. */
+export const STILL_TO_SYNC = ['discovered', 'context_pushed', 'awaiting_analysis', 'writing_back'] as const;
+
 /**
  * Records listed calls and queues the work they need, in one statement for the calls and one for
  * the jobs; returns the jobs created.
@@ -112,8 +115,7 @@ async function queueCallsWork(
   );
   const specs = calls.flatMap((call, i) => {
     const { record } = records[i]!;
-    if (!['discovered', 'context_pushed', 'awaiting_analysis', 'writing_back'].includes(record.state))
-      return [];
+    if (!(STILL_TO_SYNC as readonly string[]).includes(record.state)) return [];
     return jobsForDiscoveredCall(call, reason).filter(
       (job) => !(job.kind === 'context' && (record.contextPushedAt || record.state !== 'discovered')),
     );

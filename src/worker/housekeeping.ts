@@ -5,7 +5,9 @@
  *   are never pruned; they are the operator's record;
  * - gives every call a way out: a call in a working state with no queued or running job would
  *   never move again (its last job failed, or a webhook that should have queued the next step
- *   was lost), so it gets a write-back job, which reads the call and moves it on;
+ *   was lost), so it gets a write-back job, which reads the call and moves it on. A call queued
+ *   this way MAX_REQUEUES times without moving fails with NO_PROGRESS instead: each write-back
+ *   costs Service requests and a CRM lookup, and one that cannot move the call never will;
  * - writes the deal signals still due after a failed try (src/pipelines/dealSignals.ts);
  * - runs the silence-and-drift check (src/drift/monitor.ts) every minute, which raises and
  *   clears its warnings.
@@ -19,7 +21,8 @@ import type { Db } from '../store/database.js';
 import { pruneDoneJobs } from '../store/jobAdmin.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { pruneWebhookInbox } from '../store/webhookInboxRepo.js';
-import { ACTIVE_SYNC_STATES } from '../sync/states.js';
+import { endSync } from '../store/syncMoves.js';
+import { ACTIVE_SYNC_STATES, type SyncState } from '../sync/states.js';
 import type { Clock } from '../util/clock.js';
 
 export const KEEP_WEBHOOKS_MS = 30 * 24 * 3_600_000;
@@ -29,6 +32,9 @@ export const STRANDED_AFTER_MS = 5 * 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const REQUEUE_EVERY_MS = 5 * 60_000;
 const REQUEUE_BATCH = 500;
+/** Write-backs queued for a call that did not move it, before it fails with NO_PROGRESS. */
+export const MAX_REQUEUES = 3;
+export const NO_PROGRESS = 'NO_PROGRESS';
 const DRIFT_CHECK_EVERY_MS = 60_000;
 
 export async function pruneOldRows(db: Db, nowMs: number): Promise<{ webhooks: number; jobs: number }> {
@@ -40,21 +46,26 @@ export async function pruneOldRows(db: Db, nowMs: number): Promise<{ webhooks: n
 export interface StrandedCall {
   callId: string;
   state: string;
+  /** True when it was failed (NO_PROGRESS) instead of queued. */
+  gaveUp: boolean;
 }
 
 /**
  * Finds calls of `crm` in a working state, unchanged for STRANDED_AFTER_MS, with no queued or
- * running job, and queues a write-back job for each (it runs now). Returns the calls requeued.
+ * running job, and queues a write-back job for each (it runs now), counting it on the call; a
+ * call queued MAX_REQUEUES times since it last moved is failed with NO_PROGRESS instead. Returns
+ * the calls found.
  */
 export async function requeueStrandedCalls(
   db: Db,
   input: { crm: CrmName; nowMs: number; limit?: number },
 ): Promise<StrandedCall[]> {
+  const { crm } = input;
   const now = new Date(input.nowMs);
   const quietSince = new Date(input.nowMs - STRANDED_AFTER_MS);
-  const rows = await db.$queryRaw<{ call_id: string; state: string }[]>`
-    SELECT s.call_id, s.state FROM sync_status s
-    WHERE s.crm = ${input.crm}
+  const rows = await db.$queryRaw<{ call_id: string; state: string; requeues: number }[]>`
+    SELECT s.call_id, s.state, s.requeues FROM sync_status s
+    WHERE s.crm = ${crm}
       AND s.state IN (${Prisma.join([...ACTIVE_SYNC_STATES])})
       AND s.updated_at <= ${quietSince}
       AND NOT EXISTS (
@@ -63,7 +74,21 @@ export async function requeueStrandedCalls(
           AND j.key IN ('writeback:' || s.call_id, 'context:' || s.call_id))
     ORDER BY s.updated_at
     LIMIT ${input.limit ?? REQUEUE_BATCH}`;
+  const requeued: string[] = [];
   for (const row of rows) {
+    if (row.requeues >= MAX_REQUEUES) {
+      const message = `queued ${row.requeues} times by housekeeping without leaving ${row.state}; not queued again. Read its history, fix the cause, then replay`;
+      await endSync(db, {
+        callId: row.call_id,
+        crm,
+        from: row.state as SyncState,
+        to: 'failed',
+        code: NO_PROGRESS,
+        message,
+        now,
+      });
+      continue;
+    }
     const payload: WritebackJobPayload = { callId: row.call_id, reason: 'housekeeping', call: null };
     await enqueueJob(db, {
       kind: 'writeback',
@@ -72,8 +97,21 @@ export async function requeueStrandedCalls(
       priority: JOB_PRIORITY.backfill,
       now,
     });
+    requeued.push(row.call_id);
   }
-  return rows.map((r) => ({ callId: r.call_id, state: r.state }));
+  await countRequeues(db, crm, requeued);
+  return rows.map((r) => ({ callId: r.call_id, state: r.state, gaveUp: r.requeues >= MAX_REQUEUES }));
+}
+
+/** requeues + 1 on each call, in one statement; the rows locked in call id order, as everywhere. */
+async function countRequeues(db: Db, crm: CrmName, callIds: string[]): Promise<void> {
+  if (callIds.length === 0) return;
+  await db.$executeRaw`
+    WITH locked AS (
+      SELECT call_id FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join(callIds)})
+      ORDER BY call_id FOR UPDATE)
+    UPDATE sync_status s SET requeues = s.requeues + 1
+    FROM locked WHERE s.crm = ${crm} AND s.call_id = locked.call_id`;
 }
 
 export interface Housekeeping {
@@ -108,10 +146,14 @@ export function createHousekeeping(deps: {
         lastRequeue = now;
         const stranded = await requeueStrandedCalls(db, { crm: deps.crm, nowMs: now });
         for (const call of stranded) {
+          if (call.gaveUp) {
+            logger.warn(call, `${NO_PROGRESS}: call queued ${MAX_REQUEUES} times without moving; failed`);
+            continue;
+          }
           logger.info(call, 'call had no job left in a working state; queued a write-back to move it on');
           deps.onRequeued?.(call);
         }
-        if (stranded.length > 0) deps.onEnqueued?.();
+        if (stranded.some((c) => !c.gaveUp)) deps.onEnqueued?.();
         // Without this, such a deal would wait for the next write-back batch however long it takes.
         await deps.flushDeals?.();
       }

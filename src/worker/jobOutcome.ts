@@ -9,8 +9,8 @@ import type { Metrics } from '../metrics/metrics.js';
 import { outcomeOf } from '../pipelines/outcome.js';
 import type { Db } from '../store/database.js';
 import { completeJobs, failJob, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
-import { getSyncStatus, recordSyncError, transitionSyncStatus } from '../store/syncStatusRepo.js';
-import { canTransition } from '../sync/states.js';
+import { endSync } from '../store/syncMoves.js';
+import { getSyncStatus, recordSyncError } from '../store/syncStatusRepo.js';
 import type { CrmCredentialMonitor } from './crmCredentials.js';
 
 export type TryResult =
@@ -143,14 +143,5 @@ export async function recordExhaustedJobs(
 async function markFailed(deps: OutcomeDeps, callId: string, code: string, message: string, now: Date) {
   const status = await getSyncStatus(deps.db, callId, deps.crm);
   if (!status) return;
-  if (canTransition(status.state, 'failed')) {
-    await transitionSyncStatus(deps.db, {
-      callId,
-      crm: deps.crm,
-      to: 'failed',
-      now,
-      detail: `${code}: ${message}`,
-    });
-  }
-  await recordSyncError(deps.db, { callId, crm: deps.crm, code, message, nextAttemptAt: null, now });
+  await endSync(deps.db, { callId, crm: deps.crm, from: status.state, to: 'failed', code, message, now });
 }

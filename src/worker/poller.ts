@@ -48,7 +48,6 @@ export function createPoller(
         name: POLLER_LEASE,
         holder: options.workerId,
         ttlMs: options.leaseMs,
-        now: new Date(clock.now()),
       });
       if (now !== leader)
         logger.info({ workerId: options.workerId }, now ? 'became poll leader' : 'lost poll leadership');

@@ -13,7 +13,8 @@ export async function recoverFromDeadProcess(db: Db, now: Date): ReturnType<type
   // attempts are spent, so a job that kills its worker every time stops).
   await db.job.updateMany({
     where: { state: 'running' },
-    data: { lockedUntil: new Date(now.getTime() - 1) },
+    // Long past on any clock (leases run on the database's).
+    data: { lockedUntil: new Date(0) },
   });
   await db.leaderLease.deleteMany({});
   return requeueExpiredJobs(db, now);

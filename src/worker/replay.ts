@@ -8,41 +8,59 @@ import type { CrmName } from '../crm/types.js';
 import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobQueue.js';
-import { listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
-import { canTransition, type SyncState } from '../sync/states.js';
+import { failureGroups, listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
+import { moveSyncStatus } from '../store/syncMoves.js';
+import { getSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
+import { replayPath } from '../sync/states.js';
 import type { ReplayRequest } from './replayRequest.js';
 
 export interface ReplayResult {
   callIds: string[];
+  /** When a code matched nothing: the codes the failed calls do have, so a typo is seen as one. */
+  failedCodes?: { code: string | null; calls: number }[] | undefined;
 }
 
-const RESUME_FROM: Partial<Record<SyncState, SyncState>> = {
-  failed: 'awaiting_analysis',
-  written_back: 'awaiting_analysis',
-  skipped: 'discovered',
-};
+export interface ReplayOptions {
+  /** ReplayRequest.regenerateFollowups. */
+  regenerateFollowups?: boolean | undefined;
+}
 
-export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date): Promise<void> {
+export async function replayCall(
+  db: Db,
+  crm: CrmName,
+  callId: string,
+  now: Date,
+  options: ReplayOptions = {},
+): Promise<void> {
   await inTransaction(db, async (tx) => {
     const status =
       (await getSyncStatus(tx, callId, crm)) ?? (await upsertDiscovered(tx, { callId, crm, now })).record;
-    const to = RESUME_FROM[status.state];
-    if (to && canTransition(status.state, to)) {
-      await transitionSyncStatus(tx, { callId, crm, to, now, detail: 'replay requested by an operator' });
+    const to = replayPath(status.state).at(-1);
+    if (to) {
+      await moveSyncStatus(tx, {
+        callId,
+        crm,
+        from: status.state,
+        to,
+        now,
+        detail: 'replay requested by an operator',
+      });
     }
-    // CONTRACT.md: follow-ups are generated once per call "unless an operator asks". A replay is
-    // that ask when a generation was claimed but no draft ever arrived (a crash or a 5xx between
-    // the claim and the Service's answer); drafts already stored, or found in the CRM by a fresh
-    // database (crm_followup_ids), are reused, never regenerated.
+    // CONTRACT.md: follow-ups are generated once per call "unless an operator asks", and each
+    // request makes new drafts. A replay is not that ask: a generation claimed before (answered,
+    // uncertain, or still in flight elsewhere) is kept, and the write-back reuses what came of it.
+    // Only --regenerate-followups (the console: a confirmed checkbox) clears the claim, and only
+    // for a call with no drafts stored here or found in the CRM; late drafts of the first request
+    // are still written when they come.
     if (
+      options.regenerateFollowups &&
       status.followupsRequestedAt &&
       status.crmFollowupIds.length === 0 &&
       (await tx.callFollowup.count({ where: { callId } })) === 0
     ) {
       await tx.syncStatus.update({
         where: { callId_crm: { callId, crm } },
-        data: { followupsRequestedAt: null, updatedAt: now },
+        data: { followupsRequestedAt: null, followupsSettledAt: null, updatedAt: now },
       });
     }
     await enqueueJob(tx, {
@@ -61,11 +79,15 @@ export async function replayFailed(
   crm: CrmName,
   now: Date,
   selection: FailedSelection = {},
+  options: ReplayOptions = {},
   limit = 10_000,
 ): Promise<ReplayResult> {
   const failed = await listFailedCalls(db, crm, selection, limit);
-  for (const f of failed) await replayCall(db, crm, f.callId, now);
-  return { callIds: failed.map((f) => f.callId) };
+  for (const f of failed) await replayCall(db, crm, f.callId, now, options);
+  const callIds = failed.map((f) => f.callId);
+  if (callIds.length > 0 || selection.code === undefined) return { callIds };
+  const groups = await failureGroups(db, crm, 0);
+  return { callIds, failedCodes: groups.map((g) => ({ code: g.code, calls: g.count })) };
 }
 
 /** Carries out an operator's replay request (parseReplayRequest). */
@@ -75,9 +97,10 @@ export async function runReplay(
   request: ReplayRequest,
   now: Date,
 ): Promise<ReplayResult> {
+  const options = { regenerateFollowups: request.regenerateFollowups };
   if ('callId' in request) {
-    await replayCall(db, crm, request.callId, now);
+    await replayCall(db, crm, request.callId, now, options);
     return { callIds: [request.callId] };
   }
-  return replayFailed(db, crm, now, request.failed);
+  return replayFailed(db, crm, now, request.failed, options);
 }

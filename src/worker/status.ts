@@ -56,6 +56,11 @@ export interface StatusSnapshot {
   jobs: { byState: Record<string, number>; queuedByPriority: Record<string, number> };
   /** Jobs waiting because the CRM rejected the credentials, and the latest reason (what to do). */
   crmCredentials: { heldJobs: number; reason: string | null };
+  /**
+   * Jobs waiting because the Service rejected SERVICE_API_KEY, and the latest reason: read from
+   * the database, so `crm-sync status` without a worker to ask (PostgreSQL) sees it too.
+   */
+  serviceKey?: { heldJobs: number; reason: string | null };
   cursor: {
     position: string | null;
     lastCallCreatedAt: string | null;
@@ -108,6 +113,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     getCursor(deps.db, POLL_CURSOR),
     deps.ledger.snapshot(nowMs),
   ]);
+  const keyHeld = await countHeldJobs(deps.db, 'SERVICE_UNAUTHORIZED');
   const byState: Record<string, number> = { queued: 0, running: 0, done: 0, failed: 0 };
   const queuedByPriority: Record<string, number> = { live: 0, writeback: 0, backfill: 0 };
   for (const j of jobs) {
@@ -142,6 +148,10 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     },
     jobs: { byState, queuedByPriority },
     crmCredentials: { heldJobs: held.count, reason: held.lastError?.replace(/^CRM_AUTH: /, '') ?? null },
+    serviceKey: {
+      heldJobs: keyHeld.count,
+      reason: keyHeld.lastError?.replace(/^SERVICE_UNAUTHORIZED: /, '') ?? null,
+    },
     cursor: {
       position: cursor?.cursor ?? null,
       lastCallCreatedAt: cursor?.lastCallCreatedAt?.toISOString() ?? null,

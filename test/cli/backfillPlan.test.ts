@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestBudget } from '../../src/budget/index.js';
 import type { PlanLimits } from '../../src/budget/plans.js';
-import { formatBackfillPlan, planBackfill } from '../../src/cli/backfillPlan.js';
+import { formatBackfillPlan, inWords, planBackfill } from '../../src/cli/backfillPlan.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { createServiceClient } from '../../src/service/client.js';
 import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
@@ -77,6 +77,49 @@ describe('backfill --plan', () => {
     }
   });
 
+  it('counts only the calls not yet synced, and says how many are', async () => {
+    const db = current().db.prisma;
+    const ids = sandbox.state.calls().map((c) => c.id);
+    const at = new Date(clock.now());
+    await db.syncStatus.createMany({
+      data: [
+        ...ids
+          .slice(0, 3)
+          .map((callId) => ({ callId, crm: 'hubspot', state: 'written_back', updatedAt: at })),
+        { callId: ids[3]!, crm: 'hubspot', state: 'skipped', updatedAt: at },
+        // Still in progress: a backfill queues it again, so it counts.
+        { callId: ids[4]!, crm: 'hubspot', state: 'awaiting_analysis', updatedAt: at },
+        // Another CRM's row says nothing about this one.
+        { callId: ids[5]!, crm: 'salesforce', state: 'written_back', updatedAt: at },
+      ],
+    });
+    const ledger = createDbSlotLedger({ db });
+    const budget = createRequestBudget({ limits: LIMITS, clock, ledger, ...RESERVES });
+    const service = createServiceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, budget, clock });
+    try {
+      const plan = await planBackfill(
+        { db, crm: 'hubspot', service, clock, ledger, limits: LIMITS, reserves: RESERVES },
+        { sinceMs: Date.UTC(2000, 0, 1), untilMs: clock.now() },
+      );
+      expect({ listed: plan.listed, calls: plan.calls }).toEqual({ listed: CALLS, calls: CALLS - 4 });
+      expect(formatBackfillPlan(plan)).toContain(
+        `${CALLS - 4} calls to sync of ${CALLS} calls created 2000-01-01T00:00:00.000Z`,
+      );
+      expect(formatBackfillPlan(plan)).toContain('(4 already synced)');
+    } finally {
+      await service.close();
+      await budget.close();
+      await db.syncStatus.deleteMany();
+    }
+  });
+
+  it('says how long in minutes, hours or days, never "0.0 h"', () => {
+    expect(inWords(90_000)).toBe('in about 2 min');
+    expect(inWords(59 * 60_000)).toBe('in about 59 min');
+    expect(inWords(3 * 3_600_000)).toBe('in about 3.0 h');
+    expect(inWords(72 * 3_600_000)).toBe('in about 3.0 days');
+  });
+
   it('is what `crm-sync backfill --since DATE --plan` prints', async () => {
     // A copy of the migrated template: the child neither runs initdb nor migrates.
     const target = await createMigratedDatabase('embedded');
@@ -96,7 +139,7 @@ describe('backfill --plan', () => {
       expect(stderr).toBe('');
       expect(code).toBe(0);
       expect(stdout).toContain(
-        `Backfill plan (nothing queued): ${CALLS} calls created 2000-01-01T00:00:00.000Z`,
+        `Backfill plan (nothing queued): ${CALLS} calls to sync of ${CALLS} calls created 2000-01-01T00:00:00.000Z`,
       );
       expect(stdout).toMatch(/Service requests needed: about 2010 \(2\.01 per call, default/);
       expect(stdout).toMatch(/^Finishes at \d{4}-\d\d-\d\dT[\d:.]+Z/m);

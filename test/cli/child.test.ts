@@ -17,7 +17,7 @@ describe('the crm-sync binary', () => {
     expect({ code, stderr: stderr.replace(/^npm warn .*\n/gm, '') }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain(`✔ Service API key: accepted by ${svc.url}`);
     expect(stdout).toContain('✔ HubSpot calls.crmsync_call_id: string/text, unique');
-    expect(stdout).toMatch(/All 20 checks passed\.\n$/);
+    expect(stdout).toMatch(/All 22 checks passed\.\n$/);
     for (const secret of [svc.apiKey, svc.webhookSecret, hs.accessToken])
       expect(stdout).not.toContain(secret);
     // Exactly one Service request: GET /v1/calls?limit=1.

@@ -1,3 +1,4 @@
+import { credentialAdvice } from '../../src/crm/credentials.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor, runDoctorFromEnv } from '../../src/cli/commands/doctor.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
@@ -70,8 +71,32 @@ describe('doctor with HubSpot', () => {
     const again = captureIo();
     expect(await runDoctor(config, again)).toBe(0);
     expect(failures(again.text())).toEqual([]);
-    expect(again.text()).toMatch(/All 20 checks passed\.$/);
+    expect(again.text()).toMatch(/All 22 checks passed\.$/);
     expect(again.text()).not.toContain('created');
+  });
+
+  it('names the scope the credential lacks and how to grant it', async () => {
+    const config = configFrom(hubspotEnv(svc, hs));
+    await runDoctor(config, captureIo(), { fix: true });
+    hs.state.scopes = new Set([
+      'crm.objects.contacts.read',
+      'crm.objects.companies.read',
+      'crm.objects.owners.read',
+      'crm.schemas.contacts.read',
+      'crm.schemas.deals.read',
+    ]);
+    try {
+      const io = captureIo();
+      expect(await runDoctor(config, io)).toBe(1);
+      expect(failures(io.text())).toEqual([
+        '✖ HubSpot scopes: lacks crm.objects.deals.read (to read deals records)',
+      ]);
+      expect(io.text()).toContain(
+        'to fix: grant crm.objects.deals.read: Service Key: HubSpot Development > Keys > Service keys',
+      );
+    } finally {
+      hs.state.scopes = undefined;
+    }
   });
 
   it('says a wrong Service key is invalid, without printing it or any other secret', async () => {
@@ -112,6 +137,9 @@ describe('doctor with HubSpot', () => {
     const io = captureIo();
     expect(await runDoctor(config, io)).toBe(1);
     expect(failures(io.text())).toEqual([expect.stringMatching(/^✖ HubSpot credentials: /)]);
+    // The setting in use and how to renew it, not "check the HUBSPOT_* settings".
+    expect(io.text()).toContain(`to fix: ${credentialAdvice(config).fix}`);
+    expect(credentialAdvice(config).fix).toContain('HUBSPOT_ACCESS_TOKEN');
     expect(io.text()).not.toContain(token);
   });
 

@@ -56,7 +56,8 @@ describe('doctor with Salesforce', () => {
     const io = captureIo();
     expect(await runDoctor(configFrom(salesforceEnv(svc, ready)), io)).toBe(0);
     expect(io.text()).toContain('✔ Salesforce Task.CrmSync_Call_Id__c: string(255)');
-    expect(io.text()).toMatch(/All 20 checks passed\.$/);
+    expect(io.text()).toMatch(/^✔ Salesforce API version: 68\.0 \(the org offers 31\.0 to 68\.0\)$/m);
+    expect(io.text()).toMatch(/All 22 checks passed\.$/);
   });
 
   it('fails the credentials check for a token Salesforce refuses', async () => {
@@ -65,7 +66,40 @@ describe('doctor with Salesforce', () => {
     const config = configFrom(salesforceEnv(svc, ready, { SALESFORCE_ACCESS_TOKEN: token }));
     expect(await runDoctor(config, io)).toBe(1);
     expect(io.text()).toMatch(/^✖ Salesforce credentials: /m);
-    expect(io.text()).toContain('Check the Salesforce credentials');
+    // The setting in use and how to renew it (src/crm/credentials.ts), not "the SALESFORCE_* settings".
+    expect(io.text()).toContain('to fix: set a new SALESFORCE_ACCESS_TOKEN');
     expect(io.text()).not.toContain(token);
+  });
+
+  it('fails when the org does not offer the configured API version, naming the versions it does', async () => {
+    const io = captureIo();
+    const config = configFrom(salesforceEnv(svc, ready, { SALESFORCE_API_VERSION: '69.0' }));
+    expect(await runDoctor(config, io)).toBe(1);
+    expect(io.text()).toContain(
+      '✖ Salesforce API version: SALESFORCE_API_VERSION 69.0 is not offered by this org; it offers 31.0 to 68.0',
+    );
+    expect(io.text()).toContain('to fix: set SALESFORCE_API_VERSION=68.0');
+    // No field is checked under a version the org refuses.
+    expect(io.text()).not.toContain('Task.CrmSync_Call_Id__c');
+  });
+
+  it("fails the default version on an org not yet on Winter '27, and says which to set", async () => {
+    const spring26 = await startSalesforceSandbox({
+      jwtKeys: jwtKeys(),
+      apiVersions: { oldest: 31, newest: 66 },
+    });
+    try {
+      const io = captureIo();
+      expect(await runDoctor(configFrom(salesforceEnv(svc, spring26)), io)).toBe(1);
+      expect(io.text()).toContain(
+        'SALESFORCE_API_VERSION 68.0 is not offered by this org; it offers 31.0 to 66.0',
+      );
+      expect(io.text()).toContain('to fix: set SALESFORCE_API_VERSION=66.0');
+      const fixed = captureIo();
+      const config = configFrom(salesforceEnv(svc, spring26, { SALESFORCE_API_VERSION: '66.0' }));
+      expect(await runDoctor(config, fixed)).toBe(0);
+    } finally {
+      await spring26.close();
+    }
   });
 });

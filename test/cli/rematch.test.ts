@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatRematch } from '../../src/cli/rematchFormat.js';
+import { formatRematch, formatRematchProgress } from '../../src/cli/rematchFormat.js';
 import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
@@ -115,6 +115,12 @@ describe('the rematch summary', () => {
     expect(text).toMatch(/c1\s+moved\s+deal A \[1\] → B \[2\]\s+2 CRM write\(s\)/);
     expect(text).toContain('Task 00T was not found (deleted?)');
     expect(text).not.toContain('Dry run');
+  });
+
+  it('the progress line of a dry run says "would move", not "moved"', () => {
+    const p = { seen: 3, moved: 2, failed: 0 };
+    expect(formatRematchProgress(p, true)).toBe('rematch: 3 calls checked, 2 would move, 0 failed');
+    expect(formatRematchProgress(p, false)).toBe('rematch: 3 calls checked, 2 moved, 0 failed');
   });
 
   it('a dry run says "would move" and that nothing was written; an early stop says why', () => {

@@ -27,6 +27,14 @@ function problemsOf(env: Record<string, string>, require = { service: true, crm:
 }
 
 describe('configuration', () => {
+  it('accepts the CRM name in any case, as vendors write it, and still refuses an unknown one', () => {
+    expect(parseConfig({ ...base, CRM: 'HubSpot' }).crm).toBe('hubspot');
+    expect(parseConfig({ ...base, CRM: 'Salesforce' }).crm).toBe('salesforce');
+    expect(problemsOf({ ...base, CRM: 'Pipedrive' }, { service: true, crm: false })).toEqual([
+      'CRM: expected hubspot | salesforce (got "Pipedrive")',
+    ]);
+  });
+
   it('applies plan presets and overrides', () => {
     const c = parseConfig({ ...base, SERVICE_PLAN: 'team', SERVICE_DAILY_CAP: '777' });
     expect(c.service.limits).toEqual({ ratePerMinute: 120, burstPerSecond: 20, dailyCap: 777 });
@@ -57,12 +65,60 @@ describe('configuration', () => {
     ]);
   });
 
+  it('selects the Salesforce client credentials flow from client id and secret, and asks for the My Domain login URL', () => {
+    const sf = {
+      ...base,
+      CRM: 'salesforce',
+      SALESFORCE_CLIENT_ID: 'cid',
+      SALESFORCE_CLIENT_SECRET: 'top-secret-value',
+    };
+    // login.salesforce.com is the default: the message says why it will not do, and what to set.
+    for (const login of [undefined, 'https://login.salesforce.com', 'https://TEST.salesforce.com/']) {
+      const problems = problemsOf(login ? { ...sf, SALESFORCE_LOGIN_URL: login } : sf);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(
+        /^SALESFORCE_LOGIN_URL: the client credentials flow .* My Domain .*my\.salesforce\.com/,
+      );
+      expect(problems[0]).not.toContain('top-secret-value');
+    }
+    const ok = { ...sf, SALESFORCE_LOGIN_URL: 'https://acme.my.salesforce.com' };
+    expect(problemsOf(ok)).toEqual([]);
+    // A refresh token or JWT settings keep their flows, on any login URL.
+    expect(problemsOf({ ...sf, SALESFORCE_REFRESH_TOKEN: 'r' })).toEqual([]);
+    expect(problemsOf({ ...sf, SALESFORCE_USERNAME: 'u@x', SALESFORCE_JWT_PRIVATE_KEY: 'k' })).toEqual([]);
+    // A client id alone names no flow.
+    expect(problemsOf({ ...base, CRM: 'salesforce', SALESFORCE_CLIENT_ID: 'cid' })).toEqual([
+      expect.stringMatching(/^SALESFORCE_ACCESS_TOKEN: required .*client credentials flow/),
+    ]);
+  });
+
+  it('takes CREDENTIALS_KEY as 32 bytes (base64 or hex), naming how to make one and never echoing it', () => {
+    const good = Buffer.alloc(32, 7).toString('base64');
+    expect(parseConfig({ ...base, CREDENTIALS_KEY: good }).credentialsKey).toBe(good);
+    const problems = problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', CREDENTIALS_KEY: 'short-secret-key' });
+    expect(problems).toEqual([
+      expect.stringMatching(/^CREDENTIALS_KEY: expected 32 random bytes .*openssl rand -base64 32/),
+    ]);
+    expect(problems[0]).not.toContain('short-secret-key');
+    expect(redactConfig(parseConfig({ ...base, CREDENTIALS_KEY: good })).credentialsKey).toBe('[redacted]');
+  });
+
   it('reads how long Salesforce requests are held after REQUEST_LIMIT_EXCEEDED (15 min unless set)', () => {
     expect(parseConfig(base).salesforce.limitPauseMs).toBe(900_000);
     expect(parseConfig({ ...base, SALESFORCE_LIMIT_PAUSE_MS: '3000' }).salesforce.limitPauseMs).toBe(3000);
     expect(problemsOf({ ...base, SALESFORCE_LIMIT_PAUSE_MS: '-1', HUBSPOT_ACCESS_TOKEN: 't' })).toEqual([
       expect.stringContaining('SALESFORCE_LIMIT_PAUSE_MS'),
     ]);
+  });
+
+  it('reads HUBSPOT_API_VERSION (2026-09 unless set) and refuses what is not a HubSpot date version', () => {
+    expect(parseConfig(base).hubspot.apiVersion).toBe('2026-09');
+    expect(parseConfig({ ...base, HUBSPOT_API_VERSION: '2026-03' }).hubspot.apiVersion).toBe('2026-03');
+    for (const bad of ['v3', '2026-04', '2025-09', '2026-9']) {
+      expect(problemsOf({ ...base, HUBSPOT_ACCESS_TOKEN: 't', HUBSPOT_API_VERSION: bad })).toEqual([
+        expect.stringMatching(/^HUBSPOT_API_VERSION: expected a HubSpot date version/),
+      ]);
+    }
   });
 
   it('names a bad variable and what it expects', () => {

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { MatchDecision } from '../../src/crm/match/types.js';
 import { DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
 import { accessKeys } from '../../src/http/access.js';
+import { dbConsoleSessions } from '../../src/store/consoleSessions.js';
 import { consoleRoutes } from '../../src/console/routes.js';
 import { adminRoutes } from '../../src/worker/adminRoutes.js';
 import { consolePublicRoutes } from '../../src/console/publicRoutes.js';
@@ -15,6 +16,7 @@ import { recordLinker } from '../../src/console/links.js';
 import { loadOverview } from '../../src/console/overview.js';
 import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
 import { recordDealCalls } from '../../src/store/dealSignalRepo.js';
+import { claimFollowupGeneration, settleFollowupClaim } from '../../src/store/followupRepo.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
 import { recordSyncError, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
@@ -52,7 +54,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
   const clock = new FakeClock(NOW);
   let app: FastifyInstance;
   let enqueued = 0;
-  const keys = accessKeys(TOKEN);
+  let keys = accessKeys(TOKEN);
   const auth = { authorization: `Bearer ${TOKEN}` };
 
   const deps = () => {
@@ -85,6 +87,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
 
   beforeAll(async () => {
     const db = current().db.prisma;
+    keys = accessKeys(TOKEN, { sessions: dbConsoleSessions(db, TOKEN) });
     const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000);
     const call = async (callId: string, email: string, company: string, minutesAgo: number) =>
       upsertDiscovered(db, {
@@ -246,7 +249,7 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
       url: '/console/replay',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        cookie: `crm_sync_session=${keys.session}`,
+        cookie: `crm_sync_session=${await keys.sessions!.create()}`,
       },
       payload: 'code=CRM_REJECTED',
     });
@@ -321,5 +324,52 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
       payload: { code: 'CRM_REJECTED', since: new Date(NOW - 120_000).toISOString() },
     });
     expect(res.json().callIds.sort()).toEqual(['call_bad1', 'call_bad2']);
+  });
+
+  it('asks for confirmation before a replay that generates follow-ups again, and replays nothing until then', async () => {
+    const db = current().db.prisma;
+    const now = new Date(NOW);
+    await upsertDiscovered(db, { callId: 'call_uncertain', crm: 'salesforce', now });
+    await claimFollowupGeneration(db, 'call_uncertain', 'salesforce', now);
+    await settleFollowupClaim(db, {
+      callId: 'call_uncertain',
+      crm: 'salesforce',
+      now,
+      warning: 'FOLLOWUP_UNCERTAIN: x',
+    });
+    await transitionSyncStatus(db, { callId: 'call_uncertain', crm: 'salesforce', to: 'failed', now });
+    const claim = async () =>
+      (await db.syncStatus.findFirst({ where: { callId: 'call_uncertain' } }))?.followupsRequestedAt ?? null;
+    const page = await app.inject({ method: 'GET', url: '/console/calls/call_uncertain', headers: auth });
+    expect(page.body).toContain('name="regenerateFollowups"');
+
+    const form = { ...auth, 'content-type': 'application/x-www-form-urlencoded' };
+    const before = enqueued;
+    const ask = await app.inject({
+      method: 'POST',
+      url: '/console/replay',
+      headers: form,
+      payload: `callId=call_uncertain&regenerateFollowups=on&back=/console/calls/call_uncertain&csrf=${keys.csrf}`,
+    });
+    expect(ask.statusCode).toBe(200);
+    expect(ask.body).toContain('id="confirm-regenerate"');
+    expect(ask.body).toContain('name="confirm" value="yes"');
+    expect(ask.body).toContain('name="callId" value="call_uncertain"');
+    expect(ask.body).toContain(`name="csrf" value="${keys.csrf}"`);
+    // Nothing happened yet: still failed, its claim kept, no job.
+    expect(enqueued).toBe(before);
+    expect((await db.syncStatus.findFirst({ where: { callId: 'call_uncertain' } }))?.state).toBe('failed');
+    expect(await claim()).not.toBeNull();
+
+    const confirmed = await app.inject({
+      method: 'POST',
+      url: '/console/replay',
+      headers: form,
+      payload: `callId=call_uncertain&regenerateFollowups=true&confirm=yes&back=/console/calls/call_uncertain&csrf=${keys.csrf}`,
+    });
+    expect(confirmed.statusCode).toBe(303);
+    expect(confirmed.headers.location).toBe('/console/calls/call_uncertain?replayed=1');
+    expect(enqueued).toBe(before + 1);
+    expect(await claim()).toBeNull();
   });
 });

@@ -127,6 +127,13 @@ describe('fix hints', () => {
     expect(fixHint('SOMETHING_NEW')).toMatch(/replay/);
     expect(fixHint(null)).toMatch(/No error code/);
   });
+
+  it('says held calls resume by themselves once the credentials are fixed, instead of "then replay"', () => {
+    for (const code of ['CRM_AUTH', 'SERVICE_UNAUTHORIZED']) {
+      expect(fixHint(code)).toContain('the calls held meanwhile resume by themselves, no replay needed');
+      expect(fixHint(code)).not.toMatch(/then replay/);
+    }
+  });
 });
 
 describe('bound address', () => {

@@ -81,7 +81,9 @@ const CASES: Expected[] = [
 
 describe.each([
   ['HubSpot', hubSpotDriver],
-  ['Salesforce', salesforceDriver],
+  ['Salesforce (refresh token)', () => salesforceDriver('refresh_token')],
+  ['Salesforce (JWT bearer)', () => salesforceDriver('jwt_bearer')],
+  ['Salesforce (client credentials)', () => salesforceDriver('client_credentials')],
 ] as const)('CRM adapter contract: %s', (_name, start) => {
   let driver: CrmDriver;
   beforeAll(async () => {

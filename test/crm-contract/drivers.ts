@@ -3,6 +3,7 @@
  * adapter on a fake clock, read back what was written, and make the CRM refuse for its rate limit
  * the way that CRM does. The suite itself (adapter.contract.test.ts) is CRM-neutral.
  */
+import type { SalesforceConfig } from '../../src/config/config.js';
 import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { CrmAdapter, CrmName } from '../../src/crm/types.js';
@@ -71,19 +72,39 @@ export async function hubSpotDriver(): Promise<CrmDriver> {
   };
 }
 
-export async function salesforceDriver(): Promise<CrmDriver> {
+/** The Salesforce flows crm-sync supports for renewing sessions; the suite runs once per flow. */
+export type SalesforceFlow = 'refresh_token' | 'jwt_bearer' | 'client_credentials';
+
+/** Settings for `flow` alone: no access token, so the adapter's first request obtains one. */
+function flowConfig(sb: SalesforceSandbox, flow: SalesforceFlow): SalesforceConfig {
+  const { clientId, clientSecret, refreshToken, username, jwtPrivateKeyPem } = sb.oauth;
+  const base = { loginUrl: sb.url, apiVersion: sandboxConfig(sb).apiVersion, clientId };
+  switch (flow) {
+    case 'refresh_token':
+      return { ...base, clientSecret, refreshToken };
+    case 'jwt_bearer':
+      return { ...base, username, jwtPrivateKey: jwtPrivateKeyPem };
+    case 'client_credentials':
+      // The sandbox's URL stands for the org's My Domain.
+      return { ...base, clientSecret };
+  }
+}
+
+export async function salesforceDriver(flow: SalesforceFlow): Promise<CrmDriver> {
   const sb: SalesforceSandbox = await startSalesforceSandbox({ jwtKeys: testJwtKeys() });
   const clock = new FakeClock(Date.now());
   const read = async (type: string, key: string) =>
     (await adminRecords(sb, type)).flatMap((r) =>
       typeof r[key] === 'string' ? [{ key: r[key] as string, id: String(r.Id) }] : [],
     );
-  const shared = createSalesforceAdapter({ config: sandboxConfig(sb) });
+  const config = flowConfig(sb, flow);
+  const shared = createSalesforceAdapter({ config });
+  if (shared.authMode !== flow) throw new Error(`expected the ${flow} flow, got ${shared.authMode}`);
   return {
     crm: 'salesforce',
     clock,
     adapter: () => shared,
-    adapterOnFakeClock: () => createSalesforceAdapter({ config: sandboxConfig(sb), clock }),
+    adapterOnFakeClock: () => createSalesforceAdapter({ config, clock }),
     activities: () => read('Task', 'CrmSync_Call_Id__c'),
     followups: () => read('EmailMessage', 'CrmSync_Followup_Id__c'),
     // Salesforce: 403 REQUEST_LIMIT_EXCEEDED (REST API Developer Guide, "Status Codes and Error Responses").

@@ -6,6 +6,8 @@ import {
   CrmRateLimitedError,
   CrmRejectedError,
   CrmTransientError,
+  CrmFieldMissingError,
+  CrmValidationError,
 } from '../../src/crm/errors.js';
 import { toCrmError } from '../../src/crm/hubspot/errorMap.js';
 import { emailDomain, isFreeMailDomain } from '../../src/crm/hubspot/freemail.js';
@@ -57,6 +59,48 @@ describe('toCrmError', () => {
       now,
     );
     expect((conflict as CrmRejectedError).fields).toEqual(['crmsync_call_id']);
+  });
+  it('tells a property the portal lacks, a portal rule and a bad value apart', () => {
+    const missing = toCrmError(
+      sdkError(400, { category: 'VALIDATION_ERROR', message: 'Property "crmsync_x" does not exist' }),
+      now,
+    );
+    expect(missing).toBeInstanceOf(CrmFieldMissingError);
+    expect((missing as CrmFieldMissingError).fields).toEqual(['crmsync_x']);
+    // 2026-09 write validation (changelog 2026-08-11): a property the portal requires on create.
+    const rule = toCrmError(
+      sdkError(400, {
+        category: 'VALIDATION_ERROR',
+        message: 'Property values were not valid',
+        errors: [
+          {
+            code: 'REQUIRED_PROPERTY',
+            message: 'a disposition is required',
+            context: { propertyName: ['hs_call_disposition'] },
+          },
+        ],
+      }),
+      now,
+    );
+    expect(rule).toBeInstanceOf(CrmValidationError);
+    expect(rule).toMatchObject({
+      code: 'CRM_VALIDATION_REJECTED',
+      property: 'hs_call_disposition',
+      retryable: false,
+    });
+    expect((rule as CrmValidationError).on('calls').message).toBe(
+      'the portal requires `hs_call_disposition` on calls: map it in config/mappings or relax the rule (HubSpot: a disposition is required)',
+    );
+    const value = toCrmError(
+      sdkError(400, {
+        category: 'VALIDATION_ERROR',
+        message: 'x',
+        errors: [{ code: 'INVALID_FLOAT', context: { propertyName: ['crmsync_score_overall'] } }],
+      }),
+      now,
+    );
+    expect(value).toBeInstanceOf(CrmRejectedError);
+    expect(value).not.toBeInstanceOf(CrmFieldMissingError);
   });
 });
 

@@ -81,7 +81,7 @@ describe('HubSpot adapter lookup (real SDK against the sandbox)', () => {
   it('never matches a free-mail domain to a company, even one with that domain', async () => {
     const r = await adapter.lookup({ email: 'sam@gmail.com' }, FIELDS);
     expect(r).toMatchObject({ contact: null, company: null, deals: [], owner: null, matchedBy: 'none' });
-    expect(counts(sb)['POST /crm/v3/objects/companies/search'] ?? 0).toBe(0);
+    expect(counts(sb)['POST /crm/objects/2026-09/companies/search'] ?? 0).toBe(0);
   });
 
   it('falls back to the company name (free-mail address, named company)', async () => {

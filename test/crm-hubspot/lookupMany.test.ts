@@ -70,17 +70,17 @@ describe('HubSpot lookupMany (real SDK against the sandbox)', () => {
     const many = await adapter.lookupMany(people, FIELDS);
     expect(many.size).toBe(100);
     const c = counts(sb);
-    expect(c['POST /crm/v3/objects/contacts/search']).toBe(1);
-    expect(c['POST /crm/v4/associations/contacts/companies/batch/read']).toBe(1);
-    expect(c['POST /crm/v4/associations/contacts/deals/batch/read']).toBe(1);
-    expect(c['GET /crm/v3/owners/']).toBe(1); // eight owners: one page of the list, no single reads
+    expect(c['POST /crm/objects/2026-09/contacts/search']).toBe(1);
+    expect(c['POST /crm/associations/2026-09/contacts/companies/batch/read']).toBe(1);
+    expect(c['POST /crm/associations/2026-09/contacts/deals/batch/read']).toBe(1);
+    expect(c['GET /crm/owners/2026-09']).toBe(1); // eight owners: one page of the list, no single reads
     expect(total(sb)).toBeLessThanOrEqual(12);
   });
 
   it('never searches companies by a free-mail domain', async () => {
     const many = await adapter.lookupMany([{ email: 'sam@gmail.com' }, { email: 'ann@Hotmail.com' }], FIELDS);
     expect([...many.values()].map((l) => l.matchedBy)).toEqual(['none', 'none']);
-    expect(counts(sb)['POST /crm/v3/objects/companies/search'] ?? 0).toBe(0);
+    expect(counts(sb)['POST /crm/objects/2026-09/companies/search'] ?? 0).toBe(0);
   });
 
   it('follows the association paging of a contact with more than one page of deals', async () => {
@@ -103,7 +103,7 @@ describe('HubSpot lookupMany (real SDK against the sandbox)', () => {
       'Acme - Add-on',
     ]);
     // Two pages, once for lookupMany and once for lookup (both read associations in batches).
-    expect(counts(sb)['POST /crm/v4/associations/contacts/deals/batch/read']).toBe(4);
+    expect(counts(sb)['POST /crm/associations/2026-09/contacts/deals/batch/read']).toBe(4);
   });
 
   it('answers an empty batch without a request', async () => {

@@ -62,7 +62,7 @@ describe('HubSpot adapter limits, retries and auth (real SDK against the sandbox
     sb.state.auth.expireAll();
     const r = await adapter.lookup(JANE, FIELDS);
     expect(r.contact?.id).toBe(sb.state.refs.contacts.jane);
-    expect(counts(sb)['POST /oauth/v1/token']).toBe(2);
+    expect(counts(sb)['POST /oauth/2026-03/token']).toBe(2);
     expect(statuses(sb).filter((s) => s === 401)).toHaveLength(1);
     expect(new Set(grants).size).toBe(2);
     // OAuth apps have no daily allowance, so none is reported.

@@ -34,14 +34,14 @@ describe('HubSpot sandbox over raw HTTP', () => {
     };
   };
   const search = (type: string, filters: unknown[]) =>
-    api('POST', `/crm/v3/objects/${type}/search`, {
+    api('POST', `/crm/objects/2026-09/${type}/search`, {
       filterGroups: [{ filters }],
       properties: ['email'],
       limit: 10,
     });
 
   it('answers 401 with HubSpot error bodies for a missing, unknown or expired token', async () => {
-    const missing = await api('GET', '/crm/v3/owners/70001', undefined, null);
+    const missing = await api('GET', '/crm/owners/2026-09/70001', undefined, null);
     expect(missing.status).toBe(401);
     expect(missing.body).toMatchObject({ status: 'error', category: 'INVALID_AUTHENTICATION' });
     expect(missing.body.correlationId).toMatch(/^[0-9a-f-]{36}$/);
@@ -51,16 +51,16 @@ describe('HubSpot sandbox over raw HTTP', () => {
       client_secret: sb.oauth.clientSecret,
       refresh_token: sb.oauth.refreshToken,
     });
-    const tokenRes = await fetch(`${sb.url}/oauth/v1/token`, { method: 'POST', body: form });
+    const tokenRes = await fetch(`${sb.url}/oauth/2026-03/token`, { method: 'POST', body: form });
     const grant = (await tokenRes.json()) as { access_token: string; expires_in: number; token_type: string };
     expect(grant).toMatchObject({ token_type: 'bearer', expires_in: 1800 });
-    const ok = await api('GET', '/crm/v3/owners/70001', undefined, grant.access_token);
+    const ok = await api('GET', '/crm/owners/2026-09/70001', undefined, grant.access_token);
     expect(ok.status).toBe(200);
     expect(ok.headers.get('x-hubspot-ratelimit-daily')).toBeNull(); // OAuth apps: no daily limit headers
     sb.state.auth.expireAll();
-    const expired = await api('GET', '/crm/v3/owners/70001', undefined, grant.access_token);
+    const expired = await api('GET', '/crm/owners/2026-09/70001', undefined, grant.access_token);
     expect(expired).toMatchObject({ status: 401, body: { category: 'EXPIRED_AUTHENTICATION' } });
-    const bad = await fetch(`${sb.url}/oauth/v1/token`, {
+    const bad = await fetch(`${sb.url}/oauth/2026-03/token`, {
       method: 'POST',
       body: new URLSearchParams({ ...Object.fromEntries(form), refresh_token: 'wrong' }),
     });
@@ -87,38 +87,41 @@ describe('HubSpot sandbox over raw HTTP', () => {
     expect(token.body.total).toBe(2);
     const noDomain = await search('companies', [{ propertyName: 'domain', operator: 'NOT_HAS_PROPERTY' }]);
     expect(noDomain.body.total).toBe(1);
-    const paged = await api('POST', '/crm/v3/objects/deals/search', { limit: 3, sorts: ['hs_object_id'] });
+    const paged = await api('POST', '/crm/objects/2026-09/deals/search', {
+      limit: 3,
+      sorts: ['hs_object_id'],
+    });
     expect(paged.body.results).toHaveLength(3);
     expect(paged.body.paging.next.after).toBe('3');
     expect(paged.headers.get('x-hubspot-ratelimit-remaining')).toBeNull(); // search: no rate-limit headers
-    const tooBig = await api('POST', '/crm/v3/objects/deals/search', { limit: 201 });
+    const tooBig = await api('POST', '/crm/objects/2026-09/deals/search', { limit: 201 });
     expect(tooBig).toMatchObject({ status: 400, body: { category: 'VALIDATION_ERROR' } });
   });
 
   it('rejects a duplicate value of a unique property with 409, and duplicate ids in one upsert with 400', async () => {
     const props = { hs_timestamp: '2026-01-01T00:00:00Z', crmsync_call_id: 'dup-1' };
-    expect((await api('POST', '/crm/v3/objects/calls', { properties: props })).status).toBe(201);
-    const again = await api('POST', '/crm/v3/objects/calls', { properties: props });
+    expect((await api('POST', '/crm/objects/2026-09/calls', { properties: props })).status).toBe(201);
+    const again = await api('POST', '/crm/objects/2026-09/calls', { properties: props });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ status: 'error', category: 'CONFLICT' });
     expect(again.body.errors[0].context.propertyName).toEqual(['crmsync_call_id']);
     const input = { idProperty: 'crmsync_call_id', id: 'x', properties: {} };
-    const dupes = await api('POST', '/crm/v3/objects/calls/batch/upsert', { inputs: [input, input] });
+    const dupes = await api('POST', '/crm/objects/2026-09/calls/batch/upsert', { inputs: [input, input] });
     expect(dupes.status).toBe(400);
-    const notUnique = await api('POST', '/crm/v3/objects/calls/batch/upsert', {
+    const notUnique = await api('POST', '/crm/objects/2026-09/calls/batch/upsert', {
       inputs: [{ idProperty: 'hs_call_title', id: 'x', properties: {} }],
     });
     expect(notUnique.status).toBe(400);
     const many = Array.from({ length: 101 }, (_, i) => ({ ...input, id: `m-${i}` }));
-    expect((await api('POST', '/crm/v3/objects/calls/batch/upsert', { inputs: many })).status).toBe(400);
+    expect((await api('POST', '/crm/objects/2026-09/calls/batch/upsert', { inputs: many })).status).toBe(400);
   });
 
   it('fails a whole batch write that names an unknown property with one 400, on upsert and update alike', async () => {
-    const upsert = await api('POST', '/crm/v3/objects/calls/batch/upsert', {
+    const upsert = await api('POST', '/crm/objects/2026-09/calls/batch/upsert', {
       inputs: [{ idProperty: 'crmsync_call_id', id: 'u-1', properties: { no_such_property: '1' } }],
     });
     const dealId = Object.values(sb.state.refs.deals)[0];
-    const update = await api('POST', '/crm/v3/objects/deals/batch/update', {
+    const update = await api('POST', '/crm/objects/2026-09/deals/batch/update', {
       inputs: [
         { id: dealId, properties: { no_such_property: '1' } },
         { id: '999999999', properties: {} },
@@ -132,26 +135,26 @@ describe('HubSpot sandbox over raw HTTP', () => {
   });
 
   it('creates associations: labelled PUT answers 201, default PUT 200, wrong type ids 400', async () => {
-    const created = await api('POST', '/crm/v3/objects/notes', {
+    const created = await api('POST', '/crm/objects/2026-09/notes', {
       properties: { hs_timestamp: '2026-01-01T00:00:00Z' },
     });
     const noteId = created.body.id as string;
     const { jane } = sb.state.refs.contacts;
-    const put = await api('PUT', `/crm/v4/objects/notes/${noteId}/associations/contacts/${jane}`, [
+    const put = await api('PUT', `/crm/objects/2026-09/notes/${noteId}/associations/contacts/${jane}`, [
       { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 202 },
     ]);
     expect(put).toMatchObject({ status: 201, body: { fromObjectTypeId: '0-46', toObjectId: Number(jane) } });
     const dflt = await api(
       'PUT',
-      `/crm/v4/objects/notes/${noteId}/associations/default/deals/${sb.state.refs.deals.acmeAddon}`,
+      `/crm/objects/2026-09/notes/${noteId}/associations/default/deals/${sb.state.refs.deals.acmeAddon}`,
     );
     expect(dflt.status).toBe(200);
     expect(dflt.body.results[0].associationSpec.associationTypeId).toBe(214);
-    const wrong = await api('PUT', `/crm/v4/objects/notes/${noteId}/associations/contacts/${jane}`, [
+    const wrong = await api('PUT', `/crm/objects/2026-09/notes/${noteId}/associations/contacts/${jane}`, [
       { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 194 },
     ]);
     expect(wrong.status).toBe(400);
-    const read = await api('GET', `/crm/v4/objects/contacts/${jane}/associations/notes`);
+    const read = await api('GET', `/crm/objects/2026-09/contacts/${jane}/associations/notes`);
     expect(read.body.results).toEqual([
       {
         toObjectId: Number(noteId),
@@ -161,25 +164,25 @@ describe('HubSpot sandbox over raw HTTP', () => {
   });
 
   it('batch archive removes every link between each pair, both ways, and answers 204 even for pairs not linked', async () => {
-    const created = await api('POST', '/crm/v3/objects/notes', {
+    const created = await api('POST', '/crm/objects/2026-09/notes', {
       properties: { hs_timestamp: '2026-01-01T00:00:00Z' },
     });
     const noteId = created.body.id as string;
     const { acmeAddon, acmeRenewal } = sb.state.refs.deals;
     for (const deal of [acmeAddon, acmeRenewal]) {
-      await api('PUT', `/crm/v4/objects/notes/${noteId}/associations/deals/${deal}`, [
+      await api('PUT', `/crm/objects/2026-09/notes/${noteId}/associations/deals/${deal}`, [
         { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 214 },
       ]);
     }
-    const archived = await api('POST', '/crm/v4/associations/notes/deals/batch/archive', {
+    const archived = await api('POST', '/crm/associations/2026-09/notes/deals/batch/archive', {
       inputs: [{ from: { id: noteId }, to: [{ id: acmeAddon }, { id: '424242' }] }],
     });
     expect(archived).toMatchObject({ status: 204, body: {} });
-    const left = await api('GET', `/crm/v4/objects/notes/${noteId}/associations/deals`);
+    const left = await api('GET', `/crm/objects/2026-09/notes/${noteId}/associations/deals`);
     expect(left.body.results.map((r: Json) => String(r.toObjectId))).toEqual([acmeRenewal]);
-    const inverse = await api('GET', `/crm/v4/objects/deals/${acmeAddon}/associations/notes`);
+    const inverse = await api('GET', `/crm/objects/2026-09/deals/${acmeAddon}/associations/notes`);
     expect(inverse.body.results).toEqual([]);
-    const tooMany = await api('POST', '/crm/v4/associations/notes/deals/batch/archive', {
+    const tooMany = await api('POST', '/crm/associations/2026-09/notes/deals/batch/archive', {
       inputs: Array.from({ length: 1001 }, () => ({ from: { id: noteId }, to: [] })),
     });
     expect(tooMany.status).toBe(400);
@@ -188,7 +191,7 @@ describe('HubSpot sandbox over raw HTTP', () => {
   it('reads by a unique idProperty, with v3 associations', async () => {
     const r = await api(
       'GET',
-      '/crm/v3/objects/contacts/JANE.DOE@acme.example?idProperty=email&properties=firstname&associations=companies',
+      '/crm/objects/2026-09/contacts/JANE.DOE@acme.example?idProperty=email&properties=firstname&associations=companies',
     );
     expect(r.status).toBe(200);
     expect(r.body.properties.firstname).toBe('Jane');
@@ -196,14 +199,14 @@ describe('HubSpot sandbox over raw HTTP', () => {
       id: sb.state.refs.companies.acme,
       type: 'contact_to_company',
     });
-    expect((await api('GET', '/crm/v3/objects/contacts/424242')).body.category).toBe('OBJECT_NOT_FOUND');
+    expect((await api('GET', '/crm/objects/2026-09/contacts/424242')).body.category).toBe('OBJECT_NOT_FOUND');
   });
 
   it('enforces the rolling window and the daily limit with HubSpot 429 bodies and headers', async () => {
     const small = await startHubSpotSandbox({ limits: { perWindow: 2, windowMs: 60_000, daily: 3 } });
     try {
       const get = () =>
-        fetch(`${small.url}/crm/v3/owners/70001`, {
+        fetch(`${small.url}/crm/owners/2026-09/70001`, {
           headers: { authorization: `Bearer ${small.accessToken}` },
         });
       const first = await get();
@@ -240,10 +243,10 @@ describe('HubSpot sandbox over raw HTTP', () => {
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         });
       const searchBody = { filterGroups: [], properties: ['email'], limit: 1 };
-      const searchContacts = () => call('POST', '/crm/v3/objects/contacts/search', searchBody);
+      const searchContacts = () => call('POST', '/crm/objects/2026-09/contacts/search', searchBody);
       for (let i = 0; i < 5; i++) expect((await searchContacts()).status).toBe(200);
       await clock.advance(999);
-      const limited = await call('POST', '/crm/v3/objects/deals/search', searchBody);
+      const limited = await call('POST', '/crm/objects/2026-09/deals/search', searchBody);
       expect(limited.status).toBe(429);
       expect(await limited.json()).toMatchObject({
         status: 'error',
@@ -255,7 +258,7 @@ describe('HubSpot sandbox over raw HTTP', () => {
       for (const h of ['max', 'remaining', 'interval-milliseconds', 'daily', 'daily-remaining'])
         expect(limited.headers.get(`x-hubspot-ratelimit-${h}`)).toBeNull();
       // Other requests are not held by the search limit, and searches do not use up their window.
-      const owner = await call('GET', '/crm/v3/owners/70001');
+      const owner = await call('GET', '/crm/owners/2026-09/70001');
       expect(owner.status).toBe(200);
       expect(owner.headers.get('x-hubspot-ratelimit-remaining')).toBe('99');
       await clock.advance(1);
@@ -273,15 +276,17 @@ describe('HubSpot sandbox over raw HTTP', () => {
       body: JSON.stringify({ status: 503, count: 1, match: '/owners/' }),
     });
     expect(fault.status).toBe(204);
-    expect((await api('GET', `/crm/v3/objects/companies/${sb.state.refs.companies.acme}`)).status).toBe(200);
-    expect((await api('GET', '/crm/v3/owners/70001')).status).toBe(503);
-    expect((await api('GET', '/crm/v3/owners/70001')).status).toBe(200);
+    expect((await api('GET', `/crm/objects/2026-09/companies/${sb.state.refs.companies.acme}`)).status).toBe(
+      200,
+    );
+    expect((await api('GET', '/crm/owners/2026-09/70001')).status).toBe(503);
+    expect((await api('GET', '/crm/owners/2026-09/70001')).status).toBe(200);
     const log = (await (await fetch(`${sb.url}/_admin/requests`)).json()) as {
       total: number;
       byPath: Record<string, number>;
     };
     expect(log.total).toBe(3);
-    expect(log.byPath['GET /crm/v3/owners/70001']).toBe(2);
+    expect(log.byPath['GET /crm/owners/2026-09/70001']).toBe(2);
     const contacts = (await (await fetch(`${sb.url}/_admin/objects/contacts`)).json()) as {
       results: unknown[];
     };
@@ -291,8 +296,8 @@ describe('HubSpot sandbox over raw HTTP', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ withoutCustomProperties: true }),
     });
-    expect((await api('GET', '/crm/v3/properties/calls/crmsync_call_id')).status).toBe(404);
-    const dupe = await api('POST', '/crm/v3/properties/calls', {
+    expect((await api('GET', '/crm/properties/2026-09/calls/crmsync_call_id')).status).toBe(404);
+    const dupe = await api('POST', '/crm/properties/2026-09/calls', {
       name: 'hs_call_title',
       label: 'x',
       type: 'string',
@@ -323,7 +328,7 @@ describe('HubSpot sandbox over raw HTTP', () => {
       });
       child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
     });
-    const res = await fetch(`${line}/crm/v3/owners/70001`, {
+    const res = await fetch(`${line}/crm/owners/2026-09/70001`, {
       headers: { authorization: 'Bearer pat-na1-sandbox-token' },
     });
     expect(res.status).toBe(200);

@@ -13,7 +13,7 @@ describe('crm-sync sandbox hubspot: chaos options', () => {
         unknown
       >;
       expect(rates.rates).toEqual({ rateLimitRate: 0, errorRate: 1, actedShare: 0.5 });
-      const res = await fetch(`${sandbox.url}/crm/v3/objects/contacts?limit=1`, {
+      const res = await fetch(`${sandbox.url}/crm/objects/2026-09/contacts?limit=1`, {
         headers: { authorization: 'Bearer pat-na1-sandbox-token' },
       });
       expect([500, 502, 503]).toContain(res.status);

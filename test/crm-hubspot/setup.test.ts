@@ -24,6 +24,7 @@ describe('HubSpot adapter verifySetup (doctor)', () => {
     expect(report.ok).toBe(true);
     expect(report.checks.map((c) => c.name)).toEqual([
       'credentials',
+      'scopes',
       'calls.crmsync_call_id',
       'calls.crmsync_score_overall',
       'calls.crmsync_score_rapport',
@@ -80,10 +81,48 @@ describe('HubSpot adapter verifySetup (doctor)', () => {
       { fix: true },
     );
     expect(report.ok).toBe(false);
-    expect(report.checks[1]).toMatchObject({ name: 'calls.crmsync_score_rapport', ok: false });
-    expect(report.checks[1]?.detail).toContain('number');
-    expect(report.checks[2]).toMatchObject({ name: 'calls.hs_call_title', ok: false });
+    expect(report.checks[2]).toMatchObject({ name: 'calls.crmsync_score_rapport', ok: false });
+    expect(report.checks[2]?.detail).toContain('number');
+    expect(report.checks[3]).toMatchObject({ name: 'calls.hs_call_title', ok: false });
     expect(calls.get('crmsync_score_rapport')?.type).toBe('number');
+  });
+
+  it('names every read scope the credential lacks (403 MISSING_SCOPES) and what needs it', async () => {
+    const all = [
+      'crm.objects.contacts.read',
+      'crm.objects.companies.read',
+      'crm.objects.deals.read',
+      'crm.objects.owners.read',
+      'crm.schemas.contacts.read',
+      'crm.schemas.deals.read',
+    ];
+    sb = await sandbox({
+      scopes: all.filter((s) => s !== 'crm.objects.deals.read' && s !== 'crm.objects.owners.read'),
+    });
+    const report = await adapterFor(sb).verifySetup(REQUIRED);
+    expect(report.ok).toBe(false);
+    const scopes = report.checks.find((c) => c.name === 'scopes');
+    expect(scopes).toMatchObject({ ok: false });
+    expect(scopes?.detail.split('\n')).toEqual([
+      'lacks crm.objects.deals.read (to read deals records)',
+      'lacks crm.objects.owners.read (to read owners)',
+    ]);
+    expect(scopes?.fix).toContain('grant crm.objects.deals.read, crm.objects.owners.read');
+    expect(scopes?.fix).toContain('Development > Keys > Service keys');
+    // Everything else still checked: the credentials pass, the properties pass.
+    expect(report.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['scopes']);
+
+    await fetch(`${sb.url}/_admin/scopes`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ scopes: all.filter((s) => s !== 'crm.schemas.contacts.read') }),
+    });
+    const noSchemas = await adapterFor(sb).verifySetup(REQUIRED);
+    expect(noSchemas.checks.find((c) => c.name === 'scopes')?.detail).toBe(
+      'lacks crm.schemas.contacts.read (to read contacts properties, calls properties, notes properties)',
+    );
+    expect(noSchemas.checks.find((c) => c.name === 'calls properties')).toMatchObject({ ok: false });
+    expect(noSchemas.checks[0]).toMatchObject({ name: 'credentials', ok: true });
   });
 
   it('fails the credentials check with a bad token', async () => {

@@ -64,7 +64,7 @@ describe('HubSpot adapter write-back (real SDK against the sandbox)', () => {
       ].sort(),
     );
     // 1 upsert + 3 association batches per write
-    expect(counts(sb)['POST /crm/v3/objects/calls/batch/upsert']).toBe(3);
+    expect(counts(sb)['POST /crm/objects/2026-09/calls/batch/upsert']).toBe(3);
     expect(total(sb)).toBe(12);
   });
 
@@ -126,7 +126,7 @@ describe('HubSpot adapter write-back (real SDK against the sandbox)', () => {
     expect(
       sb.state.store.findByProperty('calls', 'crmsync_call_id', 'big-7')?.properties.crmsync_score_overall,
     ).toBe('99');
-    expect(counts(sb)['POST /crm/v3/objects/calls/batch/upsert']).toBe(3);
+    expect(counts(sb)['POST /crm/objects/2026-09/calls/batch/upsert']).toBe(3);
     expect(total(sb)).toBe(12);
   });
 

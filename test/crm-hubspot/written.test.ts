@@ -63,8 +63,8 @@ describe('HubSpot findWritten (real SDK against the sandbox)', () => {
     expect(found.get('call-100')).toEqual({ activityId: activityIds.get('call-100'), followups: [] });
     // 125 ids: two call searches; 120 calls found: two note searches (up to 200 notes a page).
     expect(counts(sb)).toEqual({
-      'POST /crm/v3/objects/calls/search': 2,
-      'POST /crm/v3/objects/notes/search': 2,
+      'POST /crm/objects/2026-09/calls/search': 2,
+      'POST /crm/objects/2026-09/notes/search': 2,
     });
     expect(total(sb)).toBe(4);
   });

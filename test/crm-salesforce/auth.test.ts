@@ -1,4 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CrmAuthError } from '../../src/crm/errors.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
@@ -58,7 +59,7 @@ describe('Salesforce sessions', () => {
   it('starts from a refresh token alone (no access token, no instance URL)', async () => {
     const s = await start(new FakeClock());
     const { clientId, clientSecret, refreshToken } = s.oauth;
-    const config = { loginUrl: s.url, apiVersion: '62.0', clientId, clientSecret, refreshToken };
+    const config = { loginUrl: s.url, apiVersion: DEFAULT_API_VERSION, clientId, clientSecret, refreshToken };
     const adapter = createSalesforceAdapter({ config });
     expect(adapter.authMode).toBe('refresh_token');
     expect((await adapter.lookup(bob, FIELDS)).matchedBy).toBe('email');
@@ -72,7 +73,7 @@ describe('Salesforce sessions', () => {
     const s = await start(clock);
     const config = {
       loginUrl: s.url,
-      apiVersion: '62.0',
+      apiVersion: DEFAULT_API_VERSION,
       clientId: s.oauth.clientId,
       username: s.oauth.username,
       // As an environment variable carries it: one line with literal \n.
@@ -94,7 +95,7 @@ describe('Salesforce sessions', () => {
     });
     const config = {
       loginUrl: s.url,
-      apiVersion: '62.0',
+      apiVersion: DEFAULT_API_VERSION,
       clientId: s.oauth.clientId,
       username: s.oauth.username,
       jwtPrivateKey: other.toString(),
@@ -139,5 +140,35 @@ describe('Salesforce sessions', () => {
     const counts = (await requestCounts(s)).counts;
     expect(counts[TOKEN]).toBe(2);
     expect(counts[`GET ${QUERY}`]).toBe(3);
+  });
+
+  it('client credentials: starts from client id and secret alone, and asks for a new token when it expires', async () => {
+    const clock = new FakeClock();
+    const s = await start(clock);
+    const { clientId, clientSecret } = s.oauth;
+    const adapter = createSalesforceAdapter({
+      config: { loginUrl: s.url, apiVersion: DEFAULT_API_VERSION, clientId, clientSecret },
+      clock,
+    });
+    expect(adapter.authMode).toBe('client_credentials');
+    const before = await adapter.lookup(bob, FIELDS);
+    expect(before.matchedBy).toBe('email');
+    await clock.advance(TTL + 1);
+    expect(await adapter.lookup(bob, FIELDS)).toEqual(before);
+    const { counts, recent } = await requestCounts(s);
+    // One token at start, one after the 401 of the expired one; no refresh token anywhere.
+    expect(counts[TOKEN]).toBe(2);
+    expect(recent.filter((r) => r.status === 401)).toHaveLength(1);
+  });
+
+  it('client credentials: CrmAuthError, without the secret, when the app has no Run As user', async () => {
+    sb = await startSalesforceSandbox({ clientCredentials: false, jwtKeys: testJwtKeys() });
+    const { clientId, clientSecret } = sb.oauth;
+    const adapter = createSalesforceAdapter({
+      config: { loginUrl: sb.url, apiVersion: DEFAULT_API_VERSION, clientId, clientSecret },
+    });
+    const err = await adapter.lookup(bob, FIELDS).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmAuthError);
+    expect((err as Error).message).not.toContain(clientSecret);
   });
 });

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { SalesforceConfig } from '../../src/config/config.js';
+import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import type { LookupFields } from '../../src/crm/types.js';
 import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 
@@ -14,15 +15,26 @@ export const FIELDS: LookupFields = {
 
 /** Access-token configuration pointing at the sandbox; override to pick another auth flow. */
 export function sandboxConfig(sb: SalesforceSandbox, over: Partial<SalesforceConfig> = {}): SalesforceConfig {
-  return { instanceUrl: sb.url, loginUrl: sb.url, accessToken: sb.accessToken, apiVersion: '62.0', ...over };
+  return {
+    instanceUrl: sb.url,
+    loginUrl: sb.url,
+    accessToken: sb.accessToken,
+    apiVersion: DEFAULT_API_VERSION,
+    ...over,
+  };
+}
+
+export interface RequestLog {
+  total: number;
+  counts: Record<string, number>;
+  /** The latest requests, oldest first. */
+  recent: { method: string; path: string; status: number }[];
 }
 
 /** Reads the sandbox's request counters through its admin API. */
-export async function requestCounts(
-  sb: SalesforceSandbox,
-): Promise<{ total: number; counts: Record<string, number> }> {
+export async function requestCounts(sb: SalesforceSandbox): Promise<RequestLog> {
   const res = await fetch(`${sb.url}/_admin/requests`);
-  return (await res.json()) as { total: number; counts: Record<string, number> };
+  return (await res.json()) as RequestLog;
 }
 
 export async function adminRecords(sb: SalesforceSandbox, type: string): Promise<Record<string, unknown>[]> {
@@ -39,7 +51,7 @@ export async function adminPost(sb: SalesforceSandbox, path: string, body?: unkn
   if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
 }
 
-export const QUERY = '/services/data/v62.0/query';
+export const QUERY = `/services/data/v${DEFAULT_API_VERSION}/query`;
 
 let keys: { publicKeyPem: string; privateKeyPem: string } | undefined;
 

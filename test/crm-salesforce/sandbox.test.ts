@@ -262,3 +262,28 @@ describe('Salesforce sandbox: limits, faults, tokens', () => {
     expect((await grant(signJwtAssertion({ ...claims, lifetimeS: 3600 }, key))).status).toBe(400);
   });
 });
+
+describe('Salesforce sandbox: API versions', () => {
+  it("lists the versions it offers at /services/data without a session, 31.0 (Summer '14) to 68.0 (Winter '27)", async () => {
+    const res = await fetch(`${sb.url}/services/data`);
+    expect(res.status).toBe(200);
+    const versions = (await res.json()) as { label: string; url: string; version: string }[];
+    expect(versions).toHaveLength(38);
+    expect(versions[0]).toEqual({ label: "Summer '14", url: '/services/data/v31.0', version: '31.0' });
+    expect(versions.at(-1)).toEqual({ label: "Winter '27", url: '/services/data/v68.0', version: '68.0' });
+    expect(versions.find((v) => v.version === '66.0')?.label).toBe("Spring '26");
+  });
+
+  it('answers a retired version 410 GONE and one it does not have yet 404, before looking at the session', async () => {
+    const get = async (version: string) => {
+      const res = await fetch(`${sb.url}/services/data/v${version}/limits`, {
+        headers: { authorization: `Bearer ${sb.accessToken}` },
+      });
+      return { status: res.status, body: (await res.json()) as { errorCode: string }[] };
+    };
+    expect(await get('30.0')).toMatchObject({ status: 410, body: [{ errorCode: 'GONE' }] });
+    expect(await get('69.0')).toMatchObject({ status: 404, body: [{ errorCode: 'NOT_FOUND' }] });
+    expect((await get('31.0')).status).toBe(200);
+    expect((await get('68.0')).status).toBe(200);
+  });
+});

@@ -23,6 +23,7 @@ describe('Salesforce verifySetup', () => {
     expect(report.ok).toBe(true);
     expect(report.checks.map((c) => c.name)).toEqual([
       'credentials',
+      'API version',
       'Task.CrmSync_Call_Id__c',
       'Task.CrmSync_Score_Overall__c',
       'Task.CrmSync_Objections_Detected__c',
@@ -83,7 +84,7 @@ describe('Salesforce verifySetup', () => {
       { object: 'EmailMessage', name: 'CrmSync_Followup_Id__c', type: 'string', unique: true },
       { object: 'Task', name: 'CrmSync_Followup_Id__c', type: 'string', unique: true },
     ]);
-    expect(report.checks.slice(1)).toEqual([
+    expect(report.checks.slice(2)).toEqual([
       {
         name: 'EmailMessage.CrmSync_Followup_Id__c',
         ok: false,

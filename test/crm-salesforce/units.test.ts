@@ -8,10 +8,18 @@ import {
   CrmRejectedError,
   CrmSetupError,
   CrmTransientError,
+  CrmFieldMissingError,
+  CrmValidationError,
 } from '../../src/crm/errors.js';
+import {
+  API_RETIREMENTS,
+  DEFAULT_API_VERSION,
+  judgeApiVersion,
+  retirementOf,
+} from '../../src/crm/salesforce/apiVersions.js';
 import { ApiBudget } from '../../src/crm/salesforce/budget.js';
 import { fitToFields, toObjectInfo, truncateText } from '../../src/crm/salesforce/describe.js';
-import { toCrmError } from '../../src/crm/salesforce/errors.js';
+import { recordFailure, toCrmError } from '../../src/crm/salesforce/errors.js';
 import { isFreeMailDomain } from '../../src/crm/salesforce/freemail.js';
 import { signJwtAssertion } from '../../src/crm/salesforce/jwt.js';
 import {
@@ -145,8 +153,32 @@ describe('error mapping', () => {
       ]),
       ctx,
     );
-    expect(many).toBeInstanceOf(CrmRejectedError);
-    expect((many as CrmRejectedError).fields).toEqual(['LastName']);
+    // A field the org requires is for its admin to resolve (issue 21): never retried, the fix in words.
+    expect(many).toBeInstanceOf(CrmValidationError);
+    expect((many as CrmValidationError).property).toBe('LastName');
+    expect(many.message).toContain('the org requires `LastName` on record: map it in config/mappings');
+  });
+
+  it('reads a validation rule and a missing column in collection results as what they are', () => {
+    const rule = recordFailure(
+      [{ statusCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION', message: 'Log the call result', fields: [] }],
+      'call-1',
+      'Task',
+    );
+    expect(rule).toBeInstanceOf(CrmValidationError);
+    expect(rule).toMatchObject({ code: 'CRM_VALIDATION_REJECTED', object: 'Task', retryable: false });
+    expect(rule.message).toMatch(
+      /a rule of the org refused the Task: .*\(Salesforce: Log the call result\)$/,
+    );
+    const gone = toCrmError(
+      sdk('INVALID_FIELD', "No such column 'CrmSync_Call_Id__c' on sobject of type EmailMessage"),
+      ctx,
+    );
+    expect(gone).toBeInstanceOf(CrmFieldMissingError);
+    expect(gone).toMatchObject({ fields: ['CrmSync_Call_Id__c'], object: 'EmailMessage' });
+    const value = recordFailure([{ statusCode: 'STRING_TOO_LONG', message: 'x', fields: ['Subject'] }], 'k');
+    expect(value).not.toBeInstanceOf(CrmFieldMissingError);
+    expect(value).toBeInstanceOf(CrmRejectedError);
   });
 
   it('explains jsforce\u2019s generic refresh failure by the recorded cause, and passes bugs through', () => {
@@ -224,5 +256,43 @@ describe('transport and JWT', () => {
     const key = createPublicKey(keys.publicKeyPem);
     expect(verify('sha256', Buffer.from(`${h}.${p}`), key, Buffer.from(s, 'base64url'))).toBe(true);
     expect(verify('sha256', Buffer.from(`${h}.${p}x`), key, Buffer.from(s, 'base64url'))).toBe(false);
+  });
+});
+
+describe('Salesforce API version verdict', () => {
+  const offered = Array.from({ length: 38 }, (_, i) => `${31 + i}.0`);
+  const nov2026 = Date.UTC(2026, 10, 28);
+
+  it('passes the default 68.0 on an org that offers it, with no warning', () => {
+    expect(DEFAULT_API_VERSION).toBe('68.0');
+    expect(judgeApiVersion('68.0', offered, nov2026)).toEqual({
+      ok: true,
+      warn: false,
+      detail: '68.0 (the org offers 31.0 to 68.0)',
+    });
+  });
+
+  it("fails a version the org does not offer, naming a retired one's release", () => {
+    expect(judgeApiVersion('69.0', offered, nov2026)).toMatchObject({
+      ok: false,
+      fix: expect.stringContaining('68.0'),
+    });
+    expect(judgeApiVersion('30.0', offered, nov2026).detail).toContain("(retired in Summer '25)");
+  });
+
+  it('fails an offered version older than Collections upsert (46.0)', () => {
+    expect(judgeApiVersion('45.0', offered, nov2026)).toMatchObject({ ok: false, warn: false });
+  });
+
+  it('warns from a year before a retirement, not earlier', () => {
+    expect(retirementOf('40.0')?.release).toBe("Summer '28");
+    expect(retirementOf('41.0')).toBeUndefined();
+    // A table where 62.0 retires: the real one announces nothing at 46.0 or later yet.
+    const table = [{ ...API_RETIREMENTS[1]!, from: 41, to: 62, retiredOn: '2028-06-01' }];
+    const yearBefore = Date.parse('2027-06-01');
+    expect(judgeApiVersion('62.0', offered, yearBefore - 86_400_000, table).warn).toBe(false);
+    const verdict = judgeApiVersion('62.0', offered, yearBefore + 86_400_000, table);
+    expect(verdict).toMatchObject({ ok: true, warn: true });
+    expect(verdict.detail).toContain("retires 41.0-62.0 in Summer '28 (Salesforce Help 005321531");
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CrmDailyLimitError, CrmRejectedError, CrmTransientError } from '../../src/crm/errors.js';
+import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import { createSalesforceAdapter, type SalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { ActivityWrite, CrmLookup } from '../../src/crm/types.js';
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
@@ -10,7 +11,7 @@ let sb: SalesforceSandbox;
 let adapter: SalesforceAdapter;
 let bob: CrmLookup;
 
-const COLLECTION = 'PATCH /services/data/v62.0/composite/sobjects/Task/CrmSync_Call_Id__c';
+const COLLECTION = `PATCH /services/data/v${DEFAULT_API_VERSION}/composite/sobjects/Task/CrmSync_Call_Id__c`;
 
 beforeAll(async () => {
   sb = await startSalesforceSandbox({ jwtKeys: testJwtKeys() });
@@ -99,7 +100,7 @@ describe('Salesforce write-back', () => {
     expect(results.map((r) => r.key)).toEqual(writes.map((w) => w.callId));
     let counts = (await requestCounts(sb)).counts;
     expect(counts[COLLECTION]).toBe(3);
-    expect(counts['GET /services/data/v62.0/sobjects/Task/describe']).toBe(1);
+    expect(counts[`GET /services/data/v${DEFAULT_API_VERSION}/sobjects/Task/describe`]).toBe(1);
     expect((await requestCounts(sb)).total).toBe(4);
 
     const replay = await adapter.upsertActivities(writes);

@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config/config.js';
 import { rawConfigSchema } from '../../src/config/schema.js';
 import { loadMappings, requiredFields } from '../../src/mapping/index.js';
+import { PROPERTY_GROUP } from '../../src/crm/hubspot/setup.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/service/events.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
@@ -89,12 +90,19 @@ describe('systemd unit', () => {
   it('runs crm-sync start with the env file, and does not restart-loop on a configuration error', () => {
     expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/crm-sync\/bin\/crm-sync\.js start$/m);
     expect(unit).toMatch(/^EnvironmentFile=\/etc\/crm-sync\/crm-sync\.env$/m);
-    // src/cli/main.ts exits 2 on a ConfigError.
+    // src/cli/main.ts exits 2 on a ConfigError, a SetupError and a MappingError (test/cli/exitCodes.test.ts runs them).
     expect(read('src/cli/main.ts')).toMatch(
-      /ConfigError\) \{\s+console\.error\(err\.message\);\s+process\.exit\(2\)/,
+      /err instanceof ConfigError \|\| err instanceof SetupError \|\| err instanceof MappingError\) \{\s+console\.error\(err\.message\);\s+process\.exit\(2\)/,
     );
     expect(unit).toMatch(/^RestartPreventExitStatus=2$/m);
     expect(unit).toMatch(/^User=crm-sync$/m);
+  });
+
+  it('asks for the install the guide does (npm ci --omit=dev fails at postinstall)', () => {
+    expect(unit).not.toContain('--omit=dev');
+    expect(unit).toContain('`npm ci && npm run build`');
+    expect(read('docs/install.md')).toContain('sudo npm ci && sudo npm run build');
+    expect(read('package.json')).toMatch(/"postinstall": "node scripts\/prisma-generate\.mjs"/);
   });
 });
 
@@ -116,6 +124,19 @@ describe('README', () => {
 
 describe('docs/install.md', () => {
   const guide = read('docs/install.md');
+
+  it('names the HubSpot property group doctor --fix creates', () => {
+    expect(guide).toContain(`in the property group \`${PROPERTY_GROUP.name}\``);
+    expect(guide).not.toMatch(/in a "crm-sync" property group/);
+  });
+
+  it('keeps the files it puts secrets in out of git', () => {
+    const ignored = read('.gitignore').split('\n');
+    expect(read('README.md')).toContain('cp config/crm-sync.example.yaml config/crm-sync.yaml');
+    expect(guide).toContain('cp crm-sync.env.example crm-sync.env');
+    expect(ignored).toContain('config/crm-sync.yaml');
+    expect(ignored).toContain('crm-sync.env');
+  });
 
   it('lists every Salesforce field the default mapping needs, with its type and External ID flag', () => {
     const rows = new Map(
@@ -141,6 +162,51 @@ describe('docs/install.md', () => {
       expect(row?.type).toBe(types[field.type] ?? 'Text(255)');
       expect(row?.externalId, `${field.object}.${field.name} External ID`).toBe(field.unique === true);
     }
+  });
+
+  it('starts HubSpot from a Service Key and asks for no legacy private app (issue 21)', () => {
+    const hubspot = guide.slice(guide.indexOf('## 1. HubSpot'), guide.indexOf('## 2.'));
+    expect(hubspot).toContain('## 1. HubSpot: a Service Key');
+    // No menu path to the private-app screen, and no step (numbered line) about a private app.
+    expect(guide).not.toMatch(/Private Apps\s*>/i);
+    const steps = hubspot.split('\n').filter((l) => /^\s*\d+\.\s/.test(l));
+    expect(steps.length).toBeGreaterThan(4);
+    for (const step of steps) expect(step).not.toMatch(/private[- ]app/i);
+    // Every mention of a private app is of an existing, legacy one.
+    for (const line of hubspot.split('\n').filter((l) => /private[- ]app/i.test(l)))
+      expect(line).toMatch(/legacy/i);
+    // The "which credential" table: new install, existing legacy private app, OAuth.
+    const rows = [...hubspot.matchAll(/^\| ([^|]+) \| ([^|]+) \| [^|]+ \|$/gm)].map((m) => [
+      m[1]!.trim(),
+      m[2]!.trim(),
+    ]);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        ['New install', 'A Service Key (1a)'],
+        [expect.stringMatching(/^Existing legacy private app/), expect.stringMatching(/keeps working/)],
+        [expect.stringMatching(/OAuth/), 'A project-based app with OAuth (1b)'],
+      ]),
+    );
+    // Each way names the vendor page it follows.
+    const ways = hubspot.split(/^### /m).slice(1, 4);
+    expect(ways.map((w) => w.split('\n')[0])).toEqual([
+      '1a. A Service Key (new installs)',
+      '1b. A project-based app with OAuth (optional)',
+      '1c. An existing legacy private app',
+    ]);
+    for (const way of ways) expect(way).toMatch(/HubSpot's "[^"]+"|changelog "[^"]+"/);
+  });
+
+  it('names every scope doctor probes for HubSpot in the scope table', () => {
+    const table = new Set([...guide.matchAll(/^\| `(crm\.[a-z.]+)`/gm)].map((m) => m[1]));
+    for (const scope of [
+      'crm.objects.contacts.read',
+      'crm.objects.companies.read',
+      'crm.objects.deals.read',
+      'crm.objects.owners.read',
+      'crm.schemas.contacts.read',
+    ])
+      expect(table).toContain(scope);
   });
 
   it('names the webhook events the worker acts on, and only those', () => {

@@ -29,7 +29,7 @@ afterAll(() => stack?.close());
 const num = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
 const text = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : String(v));
 
-const dealUpdates = () => hs.state.requests.count('POST', '/crm/v3/objects/deals/batch/update');
+const dealUpdates = () => hs.state.requests.count('POST', '/crm/objects/2026-09/deals/batch/update');
 
 describe('deal signals on HubSpot, end to end', () => {
   it('three calls on one deal delivered out of order leave the newest call’s values; a replayed older call does not overwrite them', async () => {

@@ -140,10 +140,10 @@ describe('rematch on HubSpot', () => {
     // Bob's half-done move only needed its old link archived; Jane's needed a create and an archive.
     // Their follow-up notes moved with them (issue 22, defect 8).
     expect(hubspotWrites(hs)).toEqual([
-      'POST /crm/v4/associations/calls/deals/batch/create',
-      'POST /crm/v4/associations/calls/deals/batch/archive',
-      'POST /crm/v4/associations/notes/deals/batch/create',
-      'POST /crm/v4/associations/notes/deals/batch/archive',
+      'POST /crm/associations/2026-09/calls/deals/batch/create',
+      'POST /crm/associations/2026-09/calls/deals/batch/archive',
+      'POST /crm/associations/2026-09/notes/deals/batch/create',
+      'POST /crm/associations/2026-09/notes/deals/batch/archive',
     ]);
     for (const id of [jane, bob]) {
       for (const note of hubspotNotes(hs, draftIds(svc, id))) {

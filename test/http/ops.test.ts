@@ -44,14 +44,17 @@ describe('operator endpoints', () => {
     });
   });
 
-  it('GET /readyz answers 503 naming the failing check', async () => {
-    const readiness = composeReadiness({
-      database: async () => ({ ok: true }),
-      apiKey: async () => ({ ok: false, detail: 'Service answered 401: key invalid or rotated' }),
-      service: async () => {
-        throw new Error('connect ECONNREFUSED 127.0.0.1:9');
+  it('GET /readyz answers 503 naming the failing check, in its advice rather than the error text', async () => {
+    const readiness = composeReadiness(
+      {
+        database: async () => ({ ok: true }),
+        apiKey: async () => ({ ok: false, detail: 'Service answered 401: key invalid or rotated' }),
+        service: async () => {
+          throw new Error('connect ECONNREFUSED 127.0.0.1:9');
+        },
       },
-    });
+      { advice: { service: 'the Service is unreachable: check SERVICE_API_BASE_URL' } },
+    );
     const { app } = setup({ readiness });
     const res = await app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(503);
@@ -60,7 +63,7 @@ describe('operator endpoints', () => {
       checks: {
         database: { ok: true },
         apiKey: { ok: false, detail: 'Service answered 401: key invalid or rotated' },
-        service: { ok: false, detail: 'connect ECONNREFUSED 127.0.0.1:9' },
+        service: { ok: false, detail: 'the Service is unreachable: check SERVICE_API_BASE_URL' },
       },
     });
   });

@@ -91,8 +91,8 @@ describe('the write-back asks the CRM about calls it has no record of', () => {
     });
     const ledger = await ledgerOf(['old', 'bare', 'new', 'live']);
     expect(hs.state.requests.byPath()).toEqual({
-      'POST /crm/v3/objects/calls/search': 1,
-      'POST /crm/v3/objects/notes/search': 1,
+      'POST /crm/objects/2026-09/calls/search': 1,
+      'POST /crm/objects/2026-09/notes/search': 1,
     });
     expect(ledger.get('old')).toMatchObject({ activityId: expect.any(String), followups: [{}, {}] });
     expect(ledger.get('bare')).toMatchObject({ followups: [] });

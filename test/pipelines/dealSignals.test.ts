@@ -25,7 +25,7 @@ import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const T0 = Date.UTC(2026, 0, 5, 12);
 const mapping = loadMappings(path.join(import.meta.dirname, '..', '..', 'config'), 'hubspot');
-const UPDATE = 'POST /crm/v3/objects/deals/batch/update';
+const UPDATE = 'POST /crm/objects/2026-09/deals/batch/update';
 
 let hs: HubSpotSandbox;
 let crm: CrmAdapter;
@@ -353,7 +353,7 @@ describe.each(DATABASE_KINDS)('deal signals on %s', (kind) => {
     await clock.advance(claimMs + 1);
     expect(await flushDueDeals(deps)).toBe(1);
     expect(hs.state.requests.byPath()).toEqual({
-      'POST /crm/v3/objects/deals/batch/read': 1,
+      'POST /crm/objects/2026-09/deals/batch/read': 1,
       [UPDATE]: 1,
     });
     expect(deal(lost).crmsync_last_call_score).toBe('62');

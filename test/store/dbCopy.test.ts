@@ -231,3 +231,53 @@ CREATE TABLE "a_note" ("id" BIGSERIAL PRIMARY KEY, "call_id" TEXT NOT NULL, "crm
     expect(String((error as Error).message)).not.toContain('hunter2-secret');
   });
 });
+
+describe.skipIf(!TEST_DATABASE_URL)('db copy refuses a source it should not copy', () => {
+  let source: TestDatabase;
+  let target: TestDatabase;
+  let sourceDb: Database;
+  beforeAll(async () => {
+    [source, target] = await Promise.all([createEmptyDatabase('postgres'), createEmptyDatabase('postgres')]);
+    sourceDb = await openDatabase({ databaseUrl: source.url, dataDir: source.dataDir });
+    const { migrate } = await import('../../src/store/migrations.js');
+    await migrate(sourceDb);
+  }, 120_000);
+  afterAll(async () => {
+    await sourceDb?.close();
+    await Promise.all([source?.drop(false), target?.drop(false)]);
+  });
+
+  const targetTables = async () => {
+    const client = new pg.Client({ connectionString: target.url });
+    await client.connect();
+    try {
+      return (await client.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rowCount;
+    } finally {
+      await client.end();
+    }
+  };
+
+  it('a source with no crm-sync data: refused, naming it, and the target gets no table', async () => {
+    await expect(copyDatabase(sourceDb, target.url!)).rejects.toThrow(
+      `${sourceDb.location} holds no crm-sync data (every table is empty), so there is nothing to copy and nothing was created.`,
+    );
+    expect(await targetTables()).toBe(0);
+  });
+
+  it('a source a worker is using (live lease, running job): refused unless whileRunning', async () => {
+    const p = sourceDb.prisma;
+    await p.syncStatus.create({ data: { callId: 'call_live', crm: 'hubspot', state: 'queued' } });
+    await p.$executeRawUnsafe(
+      `INSERT INTO leader_lease (name, holder, acquired_at, expires_at) VALUES ('poller', 'w1', now(), now() + interval '1 hour')`,
+    );
+    await p.$executeRawUnsafe(
+      `INSERT INTO job (kind, key, payload, state, locked_by, locked_until) VALUES ('writeback', 'writeback:call_live', '{}', 'running', 'w1', now() + interval '1 hour')`,
+    );
+    await expect(copyDatabase(sourceDb, target.url!)).rejects.toThrow(
+      /a worker is using .* \(1 live lease\(s\), 1 running job\(s\)\), so nothing was copied\. Stop the worker first, or pass --while-running/,
+    );
+    expect(await targetTables()).toBe(0);
+    const result = await copyDatabase(sourceDb, target.url!, { whileRunning: true });
+    expect(result.tables.find((t) => t.table === 'job')?.rows).toBe(1);
+  });
+});

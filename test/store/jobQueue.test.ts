@@ -9,21 +9,30 @@ import {
 } from '../../src/store/jobAdmin.js';
 import { JOB_BACKOFF, jobRetryDelayMs } from '../../src/store/jobBackoff.js';
 import {
-  claimJobs,
+  claimJobs as claimOnDbTime,
   completeJob,
   enqueueJob,
   failJob,
-  heartbeatJobs,
+  heartbeatJobs as heartbeatOnDbTime,
   JOB_PRIORITY,
-  requeueExpiredJobs,
+  requeueExpiredJobs as requeueOnDbTime,
   rescheduleJob,
+  type ClaimInput,
 } from '../../src/store/jobQueue.js';
 import type { Db } from '../../src/store/database.js';
+import { dbClockOf } from '../../src/store/dbClock.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 const T0 = new Date('2026-03-02T10:00:00.000Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
 const LEASE = 30_000;
+
+// Leases run on the database's clock: in these tests it reads the `now` each call is given.
+const claimJobs = (db: Db, input: ClaimInput) =>
+  claimOnDbTime(db, { ...input, dbClock: dbClockOf(input.now) });
+const requeueExpiredJobs = (db: Db, now: Date) => requeueOnDbTime(db, now, dbClockOf(now));
+const heartbeatJobs = (db: Db, input: Parameters<typeof heartbeatOnDbTime>[1]) =>
+  heartbeatOnDbTime(db, { ...input, dbClock: dbClockOf(input.now) });
 
 describe('job retry backoff', () => {
   it('doubles from 5 s with equal jitter, capped at 15 min, never under 1 s', () => {
@@ -347,5 +356,52 @@ describe.each(DATABASE_KINDS)('JobQueue on %s', (kind) => {
 
     expect(await pruneDoneJobs(prisma, at(3))).toBe(0);
     expect(await pruneDoneJobs(prisma, at(4))).toBe(1);
+  });
+
+  it('runs leases on the database clock, whatever the clocks of the processes (issue 22, defect 3)', async () => {
+    const { prisma } = get().db;
+    const hour = 3_600_000;
+    const real = Date.now();
+    const lagging = new Date(real - hour);
+    const ahead = new Date(real + hour);
+    const { id } = await enqueueJob(prisma, { kind: 'skew', priority: 1, now: new Date(real - 2 * hour) });
+    // The lagging process's minute-long lease is a minute of the database's time...
+    const [held] = await claimOnDbTime(prisma, {
+      workerId: 'lagging',
+      limit: 1,
+      leaseMs: 60_000,
+      now: lagging,
+    });
+    expect(held?.id).toBe(id);
+    const [{ now } = { now: new Date(0) }] = await prisma.$queryRaw<
+      { now: Date }[]
+    >`SELECT clock_timestamp() AS now`;
+    expect(held!.lockedUntil!.getTime() - now.getTime()).toBeGreaterThan(50_000);
+    // ...so a process an hour ahead neither takes it back nor claims it.
+    expect(await requeueOnDbTime(prisma, ahead)).toMatchObject({ requeued: 0, failed: 0 });
+    expect(
+      await claimOnDbTime(prisma, {
+        workerId: 'ahead',
+        limit: 1,
+        leaseMs: 60_000,
+        now: ahead,
+        kinds: ['skew'],
+      }),
+    ).toEqual([]);
+    // Renewed by the lagging process: still a minute from the database's now.
+    expect(
+      await heartbeatOnDbTime(prisma, { ids: [id], workerId: 'lagging', leaseMs: 60_000, now: lagging }),
+    ).toEqual([id]);
+    expect((await getJob(prisma, id))!.lockedUntil!.getTime()).toBeGreaterThan(now.getTime() + 50_000);
+    // A lease that has run out on the database's clock goes back, whoever asks.
+    await heartbeatOnDbTime(prisma, { ids: [id], workerId: 'lagging', leaseMs: -1_000, now: lagging });
+    const [taken] = await claimOnDbTime(prisma, {
+      workerId: 'ahead',
+      limit: 1,
+      leaseMs: 60_000,
+      now: ahead,
+      kinds: ['skew'],
+    });
+    expect(taken).toMatchObject({ id, lockedBy: 'ahead', attempts: 2 });
   });
 });

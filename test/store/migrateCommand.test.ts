@@ -28,7 +28,13 @@ describe('crm-sync migrate', () => {
       expect(await crmSync(['migrate'], { DATA_DIR: target.dataDir })).toBe(
         `The embedded database at ${target.dataDir} is up to date; no migration to apply.\n`,
       );
-      expect(await crmSync(['migrate', '--status'], { DATA_DIR: target.dataDir })).toContain('pending: none');
+      const status = await crmSync(['migrate', '--status'], { DATA_DIR: target.dataDir });
+      expect(status).toContain('pending: none');
+      // What is applied is shown too, not only what is pending.
+      const names = readdirSync(MIGRATIONS_DIR)
+        .filter((f) => /^\d/.test(f))
+        .sort();
+      expect(status).toContain(`applied: ${names.length}\n${names.map((n) => `    ${n}`).join('\n')}\n`);
     } finally {
       await target.drop(false);
     }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedDatabaseInUseError } from '../../src/store/embeddedLock.js';
+import { dbClockOf } from '../../src/store/dbClock.js';
 import { countJobs } from '../../src/store/jobAdmin.js';
 import { claimJobs, enqueueJob } from '../../src/store/jobQueue.js';
 import { getLease } from '../../src/store/leaderLease.js';
@@ -63,24 +64,27 @@ describe.skipIf(!TEST_DATABASE_URL)('several processes on PostgreSQL', () => {
     const holder = start('claim-and-hang', { ...childDb(), workerId: 'doomed', batch: 3, leaseMs });
     const claimed = await holder.waitFor((m) => Array.isArray(m.claimed), 'claimed');
     const held = claimed.claimed as number[];
-    const claimedAt = claimed.atMs as number;
     expect(held).toHaveLength(3);
     holder.kill();
     await holder.exited;
 
-    // Times are the caller's, so "after the lease" needs no waiting.
+    // Leases run on the database's clock: judged here at one millisecond either side of their end.
+    const [{ until } = { until: new Date(0) }] = await prisma.$queryRaw<{ until: Date }[]>`
+      SELECT max(locked_until) AS until FROM job WHERE locked_by = 'doomed'`;
     const before = await claimJobs(prisma, {
       workerId: 'heir',
       limit: 10,
       leaseMs,
-      now: new Date(claimedAt + leaseMs - 1),
+      now: new Date(),
+      dbClock: dbClockOf(new Date(until.getTime() - 1)),
     });
     expect(before.map((j) => j.id).filter((id) => held.includes(id))).toEqual([]);
     const after = await claimJobs(prisma, {
       workerId: 'heir',
       limit: 10,
       leaseMs,
-      now: new Date(claimedAt + leaseMs + 1),
+      now: new Date(),
+      dbClock: dbClockOf(new Date(until.getTime() + 1)),
     });
     expect(after.map((j) => j.id).sort((a, b) => a - b)).toEqual([...held].sort((a, b) => a - b));
     for (const job of after) expect(job).toMatchObject({ attempts: 2, lockedBy: 'heir' });

@@ -55,7 +55,7 @@ describe('CRM credential monitor', () => {
     monitor.start();
     await monitor.probe(); // the one start() began
     const reason =
-      'HubSpot access token rejected (401): create a new private-app token and set HUBSPOT_ACCESS_TOKEN';
+      'HubSpot access token rejected (401): rotate or create a HubSpot Service Key (docs/install.md, section 1) and set HUBSPOT_ACCESS_TOKEN';
     expect(monitor.readiness()).toEqual({ ok: false, detail: reason });
     expect(monitor.state()).toMatchObject({
       accepted: false,

@@ -19,7 +19,7 @@ import {
 
 const JANE = { name: 'Jane Doe', email: 'jane.doe@acme.example', company: 'Acme Corp' };
 const REASON =
-  'HubSpot access token rejected (401): create a new private-app token and set HUBSPOT_ACCESS_TOKEN';
+  'HubSpot access token rejected (401): rotate or create a HubSpot Service Key (docs/install.md, section 1) and set HUBSPOT_ACCESS_TOKEN';
 
 let svc: ServiceSandbox | undefined;
 let hs: HubSpotSandbox | undefined;

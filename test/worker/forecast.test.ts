@@ -87,8 +87,15 @@ describe('budget forecast in the status', () => {
     expect(text).toContain(
       `Forecast: the daily cap runs out at ${new Date(NOW + 9 * 60_000).toISOString()} at the current pace`,
     );
+    // The one not due yet is said too, so the line agrees with the queue's "301 backfill waiting".
+    expect(text).toContain('301 backfill waiting');
     expect(text).toContain(
-      `Backfill: 300 call(s) queued, about 603 requests (2.01 per call, default); ETA ${new Date(finishes).toISOString()}`,
+      `Backfill: 300 call(s) queued, about 603 requests (2.01 per call, default); ETA ${new Date(finishes).toISOString()}; 1 call(s) waiting for a later time (not yet analysed, or backing off)`,
+    );
+    // None due: not "nothing queued" beside the waiting ones.
+    const none = { ...status, forecast: { ...status.forecast, backfill: null } };
+    expect(formatStatus(none)).toContain(
+      'Backfill: none due now; 301 call(s) waiting for a later time (not yet analysed, or backing off)',
     );
 
     const metrics = createMetrics({ defaultMetrics: false });

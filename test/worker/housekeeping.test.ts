@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import type { Db } from '../../src/store/database.js';
 import { completeJob, claimJobs, enqueueJob, failJob, rescheduleJob } from '../../src/store/jobQueue.js';
-import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import {
+  getSyncStatus,
+  recordSyncError,
+  transitionSyncStatus,
+  upsertDiscovered,
+} from '../../src/store/syncStatusRepo.js';
 import { insertWebhookOnce, markWebhookProcessed } from '../../src/store/webhookInboxRepo.js';
 import type { SyncState } from '../../src/sync/states.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
@@ -10,6 +15,8 @@ import {
   createHousekeeping,
   KEEP_DONE_JOBS_MS,
   KEEP_WEBHOOKS_MS,
+  MAX_REQUEUES,
+  NO_PROGRESS,
   pruneOldRows,
   requeueStrandedCalls,
   STRANDED_AFTER_MS,
@@ -143,6 +150,52 @@ describe('requeueStrandedCalls', () => {
     await clock.advance(4 * 60_000);
     await housekeeping.runDue();
     expect(flushes).toBe(2);
+  });
+});
+
+describe('a call housekeeping keeps queuing without it moving', () => {
+  const current = useMigratedDatabase('embedded');
+
+  /** One pass five minutes on; the write-back it queued runs, records an error and is done. */
+  async function pass(db: Db, callId: string, nowMs: number, moveTo?: SyncState) {
+    const found = await requeueStrandedCalls(db, { crm: 'hubspot', nowMs });
+    const now = new Date(nowMs);
+    await db.job.updateMany({ where: { key: `writeback:${callId}` }, data: { state: 'done' } });
+    if (moveTo) await transitionSyncStatus(db, { callId, crm: 'hubspot', to: moveTo, now });
+    else if (found.some((c) => !c.gaveUp)) {
+      await recordSyncError(db, {
+        callId,
+        crm: 'hubspot',
+        code: 'X',
+        message: 'x',
+        nextAttemptAt: null,
+        now,
+      });
+    }
+    return found.find((c) => c.callId === callId);
+  }
+
+  it(`fails with ${NO_PROGRESS} after ${MAX_REQUEUES} write-backs that did not move it, and a move starts the count again`, async () => {
+    const db = current().db.prisma;
+    const step = STRANDED_AFTER_MS + 1;
+    let t = NOW;
+    await upsertDiscovered(db, { callId: 'c_loop', crm: 'hubspot', now: new Date(t) });
+    // Two write-backs that did nothing, then one that moved the call on: the count starts again.
+    for (let i = 0; i < 2; i++) expect((await pass(db, 'c_loop', (t += step)))?.gaveUp).toBe(false);
+    expect((await getSyncStatus(db, 'c_loop', 'hubspot'))?.requeues).toBe(2);
+    expect((await pass(db, 'c_loop', (t += step), 'awaiting_analysis'))?.gaveUp).toBe(false);
+    expect((await getSyncStatus(db, 'c_loop', 'hubspot'))?.requeues).toBe(0);
+
+    for (let i = 0; i < MAX_REQUEUES; i++)
+      expect((await pass(db, 'c_loop', (t += step)))?.gaveUp).toBe(false);
+    const last = await pass(db, 'c_loop', (t += step));
+    expect(last).toEqual({ callId: 'c_loop', state: 'awaiting_analysis', gaveUp: true });
+    const row = await getSyncStatus(db, 'c_loop', 'hubspot');
+    expect(row).toMatchObject({ state: 'failed', lastErrorCode: NO_PROGRESS });
+    expect(row?.lastErrorMessage).toMatch(/queued 3 times by housekeeping without leaving awaiting_analysis/);
+    // Failed is not a working state: nothing more is queued, ever.
+    expect(await pass(db, 'c_loop', (t += step))).toBeUndefined();
+    expect(await db.job.count({ where: { key: 'writeback:c_loop', state: 'queued' } })).toBe(0);
   });
 });
 

@@ -31,7 +31,8 @@ export interface InProcessWorker {
 export async function startInProcessWorker(
   clock: FakeClock,
   svc: ServiceSandbox,
-  hs: HubSpotSandbox,
+  /** The HubSpot sandbox the worker writes to; null when `over` configures another CRM. */
+  hs: HubSpotSandbox | null,
   over: Record<string, string> = {},
 ): Promise<InProcessWorker> {
   // A copy of a migrated template: a fresh embedded database takes seconds to initialise.
@@ -44,9 +45,7 @@ export async function startInProcessWorker(
     SERVICE_RATE_PER_MINUTE: String(ROOMY_LIMITS.ratePerMinute),
     SERVICE_BURST_PER_SECOND: String(ROOMY_LIMITS.burstPerSecond),
     SERVICE_DAILY_CAP: 'unlimited',
-    CRM: 'hubspot',
-    HUBSPOT_BASE_URL: hs.url,
-    HUBSPOT_ACCESS_TOKEN: hs.accessToken,
+    ...(hs && { CRM: 'hubspot', HUBSPOT_BASE_URL: hs.url, HUBSPOT_ACCESS_TOKEN: hs.accessToken }),
     CONFIG_DIR: path.join(REPO_ROOT, 'config'),
     HOST: '127.0.0.1',
     PORT: String(await freePort()),

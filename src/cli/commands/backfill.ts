@@ -23,7 +23,7 @@ export function registerBackfill(program: Command): void {
       const { loadConfig } = await import('../../config/config.js');
       const { openDatabaseOrWorker } = await import('../workerDb.js');
       const config = loadConfig({ require: { service: true } });
-      const database = await openDatabaseOrWorker(config);
+      const database = await openDatabaseOrWorker(config, { mustExist: opts.plan });
       if (!database) {
         throw new Error(
           'the embedded database is in use by the running worker; stop it for the backfill (or its --plan, which spends the same budget), or run the worker on PostgreSQL (DATABASE_URL) so both can share it',
@@ -37,7 +37,8 @@ export function registerBackfill(program: Command): void {
       const { discoverCalls } = await import('../../worker/discover.js');
       const { backfillRange, formatBackfillPlan, planBackfill } = await import('../backfillPlan.js');
       const cliProgress = (await import('cli-progress')).default;
-      await migrate(database);
+      // A plan reads only: it never migrates.
+      if (!opts.plan) await migrate(database);
       // The shared ledger: a backfill next to a running worker spends the same budget, not a second one.
       const ledger = createDbSlotLedger({ db: database.prisma });
       const budget = createRequestBudget({

@@ -13,7 +13,11 @@ export function registerDb(program: Command): void {
       'the target PostgreSQL, postgres://user:password@host:5432/db (must be empty)',
     )
     .option('--batch-size <n>', 'rows per batch', '1000')
-    .action(async (opts: { to: string; batchSize: string }) => {
+    .option(
+      '--while-running',
+      'copy even though a worker holds leases or runs jobs in the source (its running jobs are copied as running)',
+    )
+    .action(async (opts: { to: string; batchSize: string; whileRunning?: boolean }) => {
       const { loadConfig } = await import('../../config/config.js');
       const { createLogger } = await import('../../log/logger.js');
       const { openDatabase, redactUrl } = await import('../../store/database.js');
@@ -31,14 +35,21 @@ export function registerDb(program: Command): void {
         );
       }
       const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
-      // The embedded database has one owner: this fails plainly while the worker runs.
-      const source = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+      // The embedded database has one owner: this fails plainly while the worker runs. A source
+      // crm-sync never set up is refused before anything is created, here or at the target.
+      const source = await openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        logger,
+        existing: true,
+      });
       const from = source.kind === 'embedded' ? `embedded database in ${source.location}` : source.location;
       const to = redactUrl(opts.to);
       console.log(`Copying ${from} -> ${to}`);
       try {
         const result = await copyDatabase(source, opts.to, {
           batchSize,
+          whileRunning: opts.whileRunning,
           logger,
           onTable: (table, rows) => console.log(`  ${table.padEnd(20)} ${rows} row(s)`),
         });

@@ -8,6 +8,7 @@ import { requiredFields } from '../../mapping/requirements.js';
 import type { Mapping } from '../../mapping/types.js';
 import type { Clock } from '../../util/clock.js';
 import { holdProcessOpen } from '../keepAlive.js';
+import { checkDatabase } from './doctorDatabase.js';
 import { checkServiceKey } from './doctorService.js';
 
 export interface DoctorOptions {
@@ -99,9 +100,10 @@ async function collectChecks(
       fix: `correct ${file}, then run "crm-sync mappings check"; the CRM fields are not checked meanwhile`,
     });
   }
+  checks.push(await checkDatabase(config));
   // Heavy parts (the SDKs, the HTTP client) load only when the command runs: `--help` stays quick.
-  const { createServiceFromConfig } = await import('../serviceFromConfig.js');
-  checks.push(await checkServiceKey(createServiceFromConfig, config, deps));
+  const { openServiceFromConfig } = await import('../serviceFromConfig.js');
+  checks.push(await checkServiceKey(openServiceFromConfig, config, deps));
   checks.push(...(await checkCrm(config, mapping, options.fix === true, deps)));
   return checks;
 }
@@ -114,23 +116,34 @@ async function checkCrm(
 ): Promise<SetupCheck[]> {
   const label = CRM_LABEL[config.crm];
   const settings = `the ${config.crm === 'hubspot' ? 'HUBSPOT_' : 'SALESFORCE_'}* settings`;
+  // A rejected credential names the setting in use and how to renew it, not a family of settings.
+  const { credentialAdvice } = await import('../../crm/credentials.js');
+  const advice = credentialAdvice(config);
   const named = (c: SetupCheck): SetupCheck => ({
     ...c,
     name: `${label} ${c.name}`,
-    fix: c.fix ?? (!c.ok && c.name === 'credentials' ? `check ${settings}` : undefined),
+    fix: !c.ok && c.name === 'credentials' ? advice.fix : c.fix,
   });
   const { createCrmAdapter } = await import('../../crm/factory.js');
+  const { openRefreshTokens } = await import('../workerDb.js');
+  let tokens: Awaited<ReturnType<typeof openRefreshTokens>>;
   try {
+    tokens = await openRefreshTokens(config);
     const adapter = await createCrmAdapter(config, {
       clock: deps.clock,
       logger: deps.logger,
       mapping: mapping ?? undefined,
+      refreshTokens: tokens?.refreshTokens,
     });
     // Without a valid mapping only the credentials can be checked.
     const report = await adapter.verifySetup(mapping ? requiredFields(mapping) : [], { fix });
     return report.checks.map(named);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
+    const { CrmAuthError } = await import('../../crm/errors.js');
+    if (err instanceof CrmAuthError) {
+      return [named({ name: 'credentials', ok: false, detail: `${advice.credential} rejected` })];
+    }
     return [
       named({
         name: 'connection',
@@ -139,6 +152,8 @@ async function checkCrm(
         fix: `check ${settings} and that ${label} is reachable from here`,
       }),
     ];
+  } finally {
+    await tokens?.close();
   }
 }
 
@@ -147,9 +162,9 @@ export function formatChecklist(checks: SetupCheck[], crm?: AppConfig['crm']): s
   const lines: string[] = [];
   for (const c of checks) {
     const [first = '', ...more] = c.detail.split('\n');
-    lines.push(`${c.ok ? '✔' : '✖'} ${c.name}: ${first}`);
+    lines.push(`${c.ok ? (c.warn ? '⚠' : '✔') : '✖'} ${c.name}: ${first}`);
     lines.push(...more.map((l) => `    ${l}`));
-    if (c.fix) lines.push(`    ${c.ok ? '' : 'to fix: '}${c.fix}`);
+    if (c.fix) lines.push(`    ${c.ok && !c.warn ? '' : 'to fix: '}${c.fix}`);
   }
   const failed = checks.filter((c) => !c.ok).length;
   lines.push('');
@@ -176,6 +191,7 @@ export function secretsOf(config: AppConfig): string[] {
     salesforce.clientSecret,
     salesforce.refreshToken,
     salesforce.jwtPrivateKey,
+    config.credentialsKey,
   ].filter((s): s is string => Boolean(s));
 }
 
@@ -192,7 +208,7 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
 export function registerDoctor(program: Command, deps: DoctorDeps = {}): void {
   program
     .command('doctor')
-    .description('Check the configuration, the mapping, the Service API key and the CRM fields')
+    .description('Check the configuration, the mapping, the database, the Service API key and the CRM fields')
     .option('--fix', 'HubSpot: create the missing custom properties; Salesforce: say how to create them')
     .option('--json', 'print the checks as JSON')
     .action(async (opts: DoctorOptions) => {

@@ -16,7 +16,7 @@ export interface PreviewSourceDeps {
 
 /**
  * What `mappings preview` reads, from the real parts: the Service client (getCall, getAnalysis
- * at 'writeback' priority, paid from a budget of this process) and the CRM adapter's lookup.
+ * at 'writeback' priority, paid from the workers' shared budget when the database has one) and the CRM adapter's lookup.
  * Nothing here writes to the Service or the CRM.
  */
 export async function previewSourceFrom(
@@ -24,19 +24,29 @@ export async function previewSourceFrom(
   deps: PreviewSourceDeps = {},
 ): Promise<ClosablePreviewSource> {
   // Loaded on use: the SDKs and HTTP client would slow every other command's start.
-  const [{ createServiceFromConfig }, { createCrmAdapter }] = await Promise.all([
+  const [{ openServiceFromConfig }, { createCrmAdapter }] = await Promise.all([
     import('../serviceFromConfig.js'),
     import('../../crm/factory.js'),
   ]);
-  const crm = await createCrmAdapter(config, { clock: deps.clock, logger: deps.logger });
-  const service = createServiceFromConfig(config, { clock: deps.clock, logger: deps.logger });
+  const { openRefreshTokens } = await import('../workerDb.js');
+  const tokens = await openRefreshTokens(config);
+  const crm = await createCrmAdapter(config, {
+    clock: deps.clock,
+    logger: deps.logger,
+    refreshTokens: tokens?.refreshTokens,
+  });
+  const service = await openServiceFromConfig(config, { clock: deps.clock, logger: deps.logger });
   const opts = { priority: 'writeback' } as const;
   const release = holdProcessOpen();
   return {
     getCall: (callId) => service.client.getCall(callId, opts),
     getAnalysis: (callId) => service.client.getAnalysis(callId, opts),
     lookup: (participant, fields, rule) => crm.lookup(participant, fields, rule),
-    close: () => service.close().finally(release),
+    close: () =>
+      service
+        .close()
+        .finally(release)
+        .finally(() => tokens?.close()),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { AppConfig } from '../../config/config.js';
 
 /**
  * `crm-sync match EMAIL`: runs the match rules against the live CRM for one participant and prints
@@ -15,6 +16,13 @@ export function registerMatch(program: Command): void {
     .option('--name <name>', "the participant's name")
     .option('--json', 'print JSON')
     .action(async (email: string, opts: { company?: string; name?: string; json?: boolean }) => {
+      // Checked before any setting or CRM request: a name or id here is a mistake, not a lookup.
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+        const { UsageError } = await import('../usageError.js');
+        throw new UsageError(
+          `expected a participant's email address such as jane@acme.example, got "${email}"`,
+        );
+      }
       const { loadConfig } = await import('../../config/config.js');
       const { loadMappings, lookupFieldsFor, dealRuleFor } = await import('../../mapping/index.js');
       const { createCrmAdapter } = await import('../../crm/factory.js');
@@ -22,7 +30,9 @@ export function registerMatch(program: Command): void {
       const { holdProcessOpen } = await import('../keepAlive.js');
       const config = loadConfig({ require: { crm: true } });
       const mapping = loadMappings(config.configDir, config.crm);
-      const crm = await createCrmAdapter(config);
+      const { openRefreshTokens } = await import('../workerDb.js');
+      const tokens = await openRefreshTokens(config);
+      const crm = await createCrmAdapter(config, { refreshTokens: tokens?.refreshTokens });
       const release = holdProcessOpen();
       const found = await crm
         .lookup(
@@ -30,7 +40,11 @@ export function registerMatch(program: Command): void {
           lookupFieldsFor(mapping),
           dealRuleFor(mapping),
         )
-        .finally(release);
+        .catch(async (err: unknown) => Promise.reject(await plainCrmRefusal(err, config)))
+        .finally(() => {
+          release();
+          return tokens?.close();
+        });
       if (opts.json) {
         console.log(JSON.stringify(found, null, 2));
         return;
@@ -49,4 +63,14 @@ export function registerMatch(program: Command): void {
         ].join('\n'),
       );
     });
+}
+
+/** A rejected credential as one sentence naming the setting and the fix, not the CRM's raw 401. */
+async function plainCrmRefusal(err: unknown, config: AppConfig): Promise<unknown> {
+  const { CrmAuthError } = await import('../../crm/errors.js');
+  if (!(err instanceof CrmAuthError)) return err;
+  const { credentialAdvice } = await import('../../crm/credentials.js');
+  const { SetupError } = await import('../../config/setupError.js');
+  const advice = credentialAdvice(config);
+  return new SetupError(`The ${advice.credential} was rejected.`, `To fix: ${advice.fix}.`);
 }

@@ -22,7 +22,7 @@ export function registerRematch(program: Command): void {
       const { loadConfig } = await import('../../config/config.js');
       const { openDatabaseOrWorker } = await import('../workerDb.js');
       const config = loadConfig({ require: { crm: true } });
-      const database = await openDatabaseOrWorker(config);
+      const database = await openDatabaseOrWorker(config, { mustExist: opts.dryRun });
       if (!database) {
         throw new Error(
           'the embedded database is in use by the running worker; stop it for the rematch, or run the worker on PostgreSQL (DATABASE_URL) so both can share it',
@@ -33,26 +33,28 @@ export function registerRematch(program: Command): void {
       const { migrate } = await import('../../store/migrations.js');
       const { systemClock } = await import('../../util/clock.js');
       const { runRematch } = await import('../../pipelines/rematch.js');
-      const { formatRematch } = await import('../rematchFormat.js');
+      const { formatRematch, formatRematchProgress } = await import('../rematchFormat.js');
       const { crmLedgerFor } = await import('../../store/crmSlotLedger.js');
       const cleanup: (() => Promise<unknown>)[] = [];
       try {
-        await migrate(database);
+        // A dry run reads only: it never migrates.
+        if (!opts.dryRun) await migrate(database);
         const mapping = loadMappings(config.configDir, config.crm);
         // On PostgreSQL its requests count in the workers' CRM budget.
         const ledger = crmLedgerFor(database, config.crm, systemClock, cleanup);
-        const crm = await createCrmAdapter(config, { mapping, ledger });
+        const { refreshTokensFor } = await import('../../store/crmCredentialStore.js');
+        const refreshTokens = refreshTokensFor(config, database.prisma);
+        const crm = await createCrmAdapter(config, { mapping, ledger, refreshTokens });
         const summary = await runRematch(
           { db: database.prisma, crmName: config.crm, crm, mapping, clock: systemClock },
           {
             since: new Date(since),
             dryRun: opts.dryRun,
-            onProgress: (p) =>
-              console.error(`rematch: ${p.seen} calls checked, ${p.moved} moved, ${p.failed} failed`),
+            onProgress: (p) => console.error(formatRematchProgress(p, opts.dryRun)),
           },
         );
         console.log(opts.json ? JSON.stringify(summary, null, 2) : formatRematch(summary));
-        if (summary.failed > 0) process.exitCode = 1;
+        if (summary.failed > 0 || summary.stoppedBy !== undefined) process.exitCode = 1;
       } finally {
         for (const close of cleanup) await close().catch(() => undefined);
         await database.close();

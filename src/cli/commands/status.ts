@@ -14,7 +14,7 @@ export function registerStatus(program: Command): void {
       const { openDatabaseOrWorker, askWorker } = await import('../workerDb.js');
       const { formatStatus, formatCall } = await import('../statusFormat.js');
       const config = loadConfig();
-      const database = await openDatabaseOrWorker(config);
+      const database = await openDatabaseOrWorker(config, { mustExist: true });
       let output: unknown;
       try {
         if (opts.call) {

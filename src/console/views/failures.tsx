@@ -2,6 +2,7 @@ import type { FailureGroup } from '../../store/syncStatusQueries.js';
 import { count, utc } from '../format.js';
 import { fixHint } from '../hints.js';
 import { ActionForm } from './layout.js';
+import { RegenerateBox } from './replayConfirm.js';
 
 export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: string }) {
   const total = groups.reduce((a, g) => a + g.count, 0);
@@ -36,6 +37,7 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
             <ActionForm action="/console/replay" csrf={csrf}>
               <input type="hidden" name="code" value={g.code} />
               <input type="hidden" name="back" value="/console/failures" />
+              <RegenerateBox />
               <button type="submit">Replay these {count(g.count)}</button>
             </ActionForm>
           )}
@@ -65,6 +67,7 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
                 ))}
             </select>
           </label>
+          <RegenerateBox />
           <button type="submit">Replay window</button>
         </ActionForm>
       </section>

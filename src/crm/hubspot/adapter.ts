@@ -11,12 +11,14 @@ import {
   type FollowupWrite,
   type WriteResult,
 } from '../types.js';
+import type { RefreshTokenStore } from '../refreshTokens.js';
 import { TokenSource, type HubSpotCredentials, type RefreshFn, type TokenGrant } from './auth.js';
 import { RequestGate, type GateOptions } from './gate.js';
 import { matchParticipants } from '../match/run.js';
 import { hubSpotCandidates } from './candidates.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { createRunner } from './runner.js';
+import { DEFAULT_HUBSPOT_API_VERSION } from './paths.js';
 import { createHubSpotApi, createTokenRefresher, type HubSpotApi } from './sdk.js';
 import { verifyHubSpotSetup } from './setup.js';
 import { toHubSpotProperties } from './values.js';
@@ -27,8 +29,11 @@ import { readDeals, updateDeals } from './deals.js';
 import { moveEngagementLinks } from './relink.js';
 
 export interface HubSpotAdapterDeps {
-  /** Base URL (`HUBSPOT_BASE_URL`) and a private-app token or OAuth client + refresh token. */
-  config: HubSpotCredentials & { baseUrl: string };
+  /**
+   * Base URL (`HUBSPOT_BASE_URL`), the date version (`HUBSPOT_API_VERSION`, default 2026-09) and a
+   * Service Key / private-app token or OAuth client + refresh token.
+   */
+  config: HubSpotCredentials & { baseUrl: string; apiVersion?: string | undefined };
   clock?: Clock;
   logger?: Logger;
   /** Rate limits before HubSpot's headers say otherwise; see GateOptions for defaults. */
@@ -44,6 +49,8 @@ export interface HubSpotAdapterDeps {
   followupIdProperty?: string;
   /** Longest text per property, where shorter than HubSpot's 65,536. */
   maxLengths?: Record<string, number>;
+  /** OAuth: the refresh-token store shared by every process (src/store/crmCredentialStore.ts). */
+  refreshTokens?: RefreshTokenStore | undefined;
   /** Called after an OAuth refresh, e.g. to persist a rotated refresh token. */
   onTokenRefresh?: (grant: TokenGrant) => void;
   /** Test seams: the token call and the API factory (default: the real SDK). */
@@ -52,6 +59,7 @@ export interface HubSpotAdapterDeps {
     baseUrl: string,
     token: string,
     onResponse: (headers: Record<string, string>) => void,
+    apiVersion: string,
   ) => HubSpotApi;
 }
 
@@ -60,6 +68,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
   const clock = deps.clock ?? systemClock;
   const logger = (deps.logger ?? silentLogger).child({ crm: 'hubspot' });
   const baseUrl = deps.config.baseUrl.replace(/\/+$/, '');
+  const apiVersion = deps.config.apiVersion ?? DEFAULT_HUBSPOT_API_VERSION;
   const gate = new RequestGate(clock, deps.limits, deps.ledger);
   const tokens = new TokenSource(
     deps.config,
@@ -69,6 +78,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
       logger.info('HubSpot OAuth access token refreshed');
       deps.onTokenRefresh?.(grant);
     },
+    deps.refreshTokens,
   );
   const factory = deps.apiFactory ?? createHubSpotApi;
   const run = createRunner({
@@ -76,7 +86,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
     logger,
     gate,
     tokens,
-    apiFor: (token) => factory(baseUrl, token, (headers) => gate.observe(headers)),
+    apiFor: (token) => factory(baseUrl, token, (headers) => gate.observe(headers), apiVersion),
     policy: { ...DEFAULT_RETRY_POLICY, ...deps.retry },
     random: deps.random ?? Math.random,
   });

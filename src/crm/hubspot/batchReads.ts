@@ -16,7 +16,7 @@ export const IN_MAX_VALUES = 100;
 export const SEARCH_PAGE_MAX = 200;
 /** Inputs per v4 association batch read (HubSpot refuses more than 1,000 since February 2025). */
 export const ASSOCIATION_BATCH_MAX = 1000;
-/** Owners per page of `GET /crm/v3/owners` (its maximum). */
+/** Owners per page of `GET /crm/owners/{version}` (its maximum). */
 export const OWNER_PAGE_MAX = 500;
 /** Up to this many distinct owners are read one by one; more, and the owner list is cheaper. */
 export const OWNER_SINGLE_READS_MAX = 2;

@@ -1,4 +1,4 @@
-import { CrmRejectedError } from '../errors.js';
+import { CrmRejectedError, CrmValidationError } from '../errors.js';
 import type { DealWrite, WriteResult } from '../types.js';
 import { readObjects } from './batchReads.js';
 import type { Runner } from './runner.js';
@@ -6,7 +6,7 @@ import type { WriteValue } from './values.js';
 import { BATCH_SIZE } from './linkTypes.js';
 
 /**
- * Deal signals: `POST /crm/v3/objects/deals/batch/update`, 100 deals per request ("Update a batch
+ * Deal signals: `POST /crm/objects/{version}/deals/batch/update`, 100 deals per request ("Update a batch
  * of deals by internal ID, or unique property values", HubSpot CRM API reference). A deal HubSpot
  * cannot update comes back in the 207's `errors`, named by its id in `context.ids`.
  */
@@ -28,7 +28,7 @@ export async function updateDeals(
         ),
       );
     } catch (err) {
-      if (err instanceof CrmRejectedError && chunk.length > 1) {
+      if ((err instanceof CrmRejectedError || err instanceof CrmValidationError) && chunk.length > 1) {
         // Refused as a whole (one deal's value, or a deal HubSpot will not name): each deal goes
         // alone, so one bad deal does not hold back the others. Rare, so the extra requests are.
         for (const w of chunk) {

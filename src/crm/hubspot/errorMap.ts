@@ -2,10 +2,12 @@ import {
   CrmAuthError,
   CrmDailyLimitError,
   CrmError,
+  CrmFieldMissingError,
   CrmNotFoundError,
   CrmRateLimitedError,
   CrmRejectedError,
   CrmTransientError,
+  CrmValidationError,
 } from '../errors.js';
 
 /**
@@ -40,6 +42,19 @@ export const SEARCH_RATE_WAIT_MS = 1_000;
  * @hubspot/api-client's RetryDecorator also reads as the search limit.
  */
 const SEARCH_LIMIT_MESSAGE = 'You have reached your secondly limit.';
+
+/**
+ * 403 `MISSING_SCOPES`: the credential (Service Key, app) was not granted a scope the request
+ * needs, named in `errors[].context.requiredGranularScopes` (HubSpot scopes guide).
+ */
+export class HubSpotMissingScopesError extends CrmRejectedError {
+  constructor(
+    message: string,
+    readonly scopes: string[],
+  ) {
+    super(message, 'hubspot', 403);
+  }
+}
 
 /** The five-searches-per-second limit: only searches need to wait for it. */
 export class HubSpotSearchLimitError extends CrmRateLimitedError {}
@@ -93,15 +108,74 @@ export function toCrmError(e: unknown, nowMs: number): CrmError {
       rateLimitWaitMs(e.headers),
     );
   }
+  if (e.code === 403 && body.category === 'MISSING_SCOPES') {
+    const scopes = contextLists(body, 'requiredGranularScopes');
+    return new HubSpotMissingScopesError(`HubSpot: the credential lacks a scope: ${detail}`, scopes);
+  }
   if (e.code === 404) return new CrmNotFoundError(`HubSpot: not found: ${detail}`, 'hubspot', 404);
   if (e.code >= 500 || e.code < 400)
     return new CrmTransientError(`HubSpot error: ${detail}`, 'hubspot', e.code);
+  return rejection(body, e.code, detail);
+}
+
+/**
+ * A 4xx refusal, by what it names: properties the portal lacks (PROPERTY_DOESNT_EXIST) are a
+ * setup gap; a property a portal rule requires (2026-09 "CRM API Write Validation Enforcement",
+ * changelog 2026-08-11: 400 VALIDATION_ERROR for a conditionally required property or one required
+ * on the create form) is for the admin to resolve; anything else is a bad value.
+ */
+export function rejection(body: Record<string, unknown>, status: number, detail: string): CrmError {
+  const problems = propertyProblems(body);
+  const missing = [...new Set(problems.filter((p) => p.code === 'PROPERTY_DOESNT_EXIST').map((p) => p.name))];
+  if (missing.length > 0) {
+    return new CrmFieldMissingError(`HubSpot refused the request: ${detail}`, 'hubspot', status, missing);
+  }
+  const required = problems.find((p) => /REQUIRED/.test(p.code));
+  if (body.category === 'VALIDATION_ERROR' && required) {
+    return new CrmValidationError('hubspot', 'record', required.name, required.message, status);
+  }
   return new CrmRejectedError(
     `HubSpot refused the request: ${detail}`,
     'hubspot',
-    e.code,
+    status,
     rejectedFields(body),
   );
+}
+
+interface PropertyProblem {
+  name: string;
+  code: string;
+  message: string;
+}
+
+/**
+ * Each property an error names, with its code: `errors[]` (`code`, `context.propertyName`), the
+ * JSON HubSpot embeds in "Property values were not valid: [...]" (`error`, `name`), and the bare
+ * 'Property "X" does not exist' an unknown `idProperty` gets.
+ */
+function propertyProblems(body: Record<string, unknown>): PropertyProblem[] {
+  const out: PropertyProblem[] = [];
+  const details = Array.isArray(body.errors) ? body.errors : [];
+  for (const d of details as { code?: unknown; message?: unknown; context?: Record<string, unknown> }[]) {
+    const names = Array.isArray(d.context?.propertyName) ? d.context.propertyName : [];
+    for (const n of names)
+      out.push({ name: String(n), code: String(d.code ?? ''), message: String(d.message ?? '') });
+  }
+  const message = typeof body.message === 'string' ? body.message : '';
+  const embedded = /^[^[]*(\[.*\])\s*$/s.exec(message)?.[1];
+  if (embedded) {
+    try {
+      for (const p of JSON.parse(embedded) as { name?: unknown; error?: unknown; message?: unknown }[]) {
+        if (typeof p.name === 'string')
+          out.push({ name: p.name, code: String(p.error ?? ''), message: String(p.message ?? '') });
+      }
+    } catch {
+      // Not JSON after all: the named fields come from rejectedFields' pattern instead.
+    }
+  }
+  const unknown = /^Property "([^"]+)" does not exist$/.exec(message)?.[1];
+  if (unknown) out.push({ name: unknown, code: 'PROPERTY_DOESNT_EXIST', message });
+  return out;
 }
 
 function describe(body: Record<string, unknown>, status: number): string {
@@ -118,15 +192,19 @@ function describe(body: Record<string, unknown>, status: number): string {
  * HubSpot embeds as JSON in "Property values were not valid: [...]".
  */
 export function rejectedFields(body: Record<string, unknown>): string[] {
-  const names = new Set<string>();
-  const details = Array.isArray(body.errors) ? body.errors : [];
-  for (const d of details) {
-    const ctx = (d as { context?: Record<string, unknown> }).context;
-    const list = ctx?.propertyName;
-    if (Array.isArray(list)) for (const n of list) names.add(String(n));
-  }
+  const names = new Set(contextLists(body, 'propertyName'));
   if (typeof body.message === 'string') {
     for (const m of body.message.matchAll(/"name":"([^"]+)"/g)) if (m[1]) names.add(m[1]);
   }
   return [...names];
+}
+
+/** The values of `errors[].context[key]` across every error detail, deduplicated. */
+function contextLists(body: Record<string, unknown>, key: string): string[] {
+  const out = new Set<string>();
+  for (const d of Array.isArray(body.errors) ? body.errors : []) {
+    const list = (d as { context?: Record<string, unknown> }).context?.[key];
+    if (Array.isArray(list)) for (const n of list) out.add(String(n));
+  }
+  return [...out];
 }

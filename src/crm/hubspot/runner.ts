@@ -73,7 +73,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
 /**
  * `api` with each method going through the gate, in the lane of the limit it counts against:
- * `search` (POST /crm/v3/objects/{type}/search) in the search lane, everything else in the
+ * `search` (POST /crm/objects/{version}/{type}/search) in the search lane, everything else in the
  * general one. Each method is one HTTP request; `onLane` is told the lane of the request made.
  */
 export function gatedApi(api: HubSpotApi, gate: RequestGate, onLane: (lane: Lane) => void): HubSpotApi {

@@ -1,14 +1,13 @@
 import { Client } from '@hubspot/api-client';
 import type { RefreshFn } from './auth.js';
+import { DEFAULT_HUBSPOT_API_VERSION, hubSpotPaths } from './paths.js';
+import { hubSpotRequester } from './request.js';
 
 /**
- * The few HubSpot operations crm-sync uses, over the official `@hubspot/api-client`; each method
- * sends exactly one HTTP request, so the gate can count them. The SDK's enum-typed request models
- * are built from plain objects here, in one place.
- *
- * SDK quirk: retry and limiter decorators live in a process-wide singleton, taken from the most
- * recently constructed Client when a Client's API objects are first built (lazily). So each Client
- * is built without retries or limiter and its API objects are built at once, in the same tick.
+ * The few HubSpot operations crm-sync uses, over the official `@hubspot/api-client` on HubSpot's
+ * date-versioned paths (paths.ts); each method sends exactly one HTTP request, so the gate can
+ * count them. Bodies are the wire shapes of the 2026-09 reference (v4 bodies for associations:
+ * `from`, not the SDK's `_from`; `new` on upsert results).
  */
 export interface SdkObject {
   id: string;
@@ -119,97 +118,108 @@ export interface AssociationBatchResult {
   after?: string;
 }
 
-type ResponseContext = { httpStatusCode: number; headers: Record<string, string> };
+interface Paged<T> {
+  results: T[];
+  paging?: { next?: { after?: string } };
+}
+interface Batch<T> {
+  results: T[];
+  errors?: BatchError[];
+}
+interface WireLinks {
+  toObjectId: number | string;
+  associationTypes: { typeId: number }[];
+}
+type WireObject = { id: string; properties: Record<string, string | null> };
 
-/** Builds a Client for one access token; `onResponse` sees the headers of every response, errors included. */
+/**
+ * Builds a HubSpotApi for one access token on the date version `apiVersion` (paths.ts);
+ * `onResponse` sees the headers of every response, errors included.
+ */
 export function createHubSpotApi(
   basePath: string,
   accessToken: string,
   onResponse: (headers: Record<string, string>) => void,
+  apiVersion: string = DEFAULT_HUBSPOT_API_VERSION,
 ): HubSpotApi {
-  const client = new Client({
-    accessToken,
-    basePath,
-    middleware: [
-      {
-        pre: (ctx: unknown) => ctx,
-        post: (ctx: unknown) => {
-          onResponse((ctx as ResponseContext).headers ?? {});
-          return ctx;
-        },
-      },
-    ],
-  });
-  // Built now, in the constructor's tick: see the decorator quirk above.
-  const objects = client.crm.objects;
-  const assoc = client.crm.associations.v4;
-  const props = client.crm.properties;
-  const owners = client.crm.owners;
-
-  type Search = Parameters<typeof objects.searchApi.doSearch>[1];
-  type Upsert = Parameters<typeof objects.batchApi.upsert>[1];
-  type Update = Parameters<typeof objects.batchApi.update>[1];
-  type AssocCreate = Parameters<typeof assoc.batchApi.create>[2];
-  type AssocRead = Parameters<typeof assoc.batchApi.getPage>[2];
-  type AssocArchive = Parameters<typeof assoc.batchApi.archive>[2];
-  type PropCreate = Parameters<typeof props.batchApi.create>[1];
-
-  const errorsOf = (r: unknown): BatchError[] =>
-    ((r as { errors?: BatchError[] }).errors ?? []).map(plainError);
+  // The SDK's generated APIs only know /crm/v3 and /crm/v4, so every call goes through its generic
+  // apiRequest. It applies the process-wide retry/limiter decorators of the last Client built;
+  // crm-sync builds none with either (the gate and the runner retry), so none apply.
+  const request = hubSpotRequester(new Client({ accessToken, basePath }), onResponse);
+  const paths = hubSpotPaths(apiVersion);
+  const errorsOf = (r: { errors?: BatchError[] }): BatchError[] => (r.errors ?? []).map(plainError);
+  const after = (r: Pick<Paged<unknown>, 'paging'>) =>
+    r.paging?.next?.after ? { after: r.paging.next.after } : {};
+  const links = (l: WireLinks[]) =>
+    l.map((a) => ({ toId: String(a.toObjectId), typeIds: a.associationTypes.map((t) => t.typeId) }));
 
   return {
     async search(type, body) {
-      const r = await objects.searchApi.doSearch(type, body as unknown as Search);
-      return {
-        total: r.total,
-        results: r.results.map(plain),
-        ...(r.paging?.next ? { after: r.paging.next.after } : {}),
-      };
+      const r = await request<Paged<WireObject> & { total: number }>({
+        method: 'POST',
+        path: paths.objects(type, 'search'),
+        body,
+        ok: [200],
+      });
+      return { total: r.total, results: r.results.map(plain), ...after(r) };
     },
     async getById(type, id, properties) {
-      return plain(await objects.basicApi.getById(type, id, properties));
+      const path = paths.objects(type, id);
+      return plain(await request<WireObject>({ method: 'GET', path, qs: { properties }, ok: [200] }));
     },
     async batchRead(type, ids, properties) {
-      const r = await objects.batchApi.read(type, {
-        inputs: ids.map((id) => ({ id })),
-        properties,
-        propertiesWithHistory: [],
+      const r = await request<Batch<WireObject>>({
+        method: 'POST',
+        path: paths.objects(type, 'batch', 'read'),
+        body: { inputs: ids.map((id) => ({ id })), properties, propertiesWithHistory: [] },
+        ok: [200, 207],
       });
       return { results: r.results.map(plain), errors: errorsOf(r) };
     },
     async batchUpsert(type, inputs) {
-      const r = await objects.batchApi.upsert(type, { inputs } as unknown as Upsert);
-      // The SDK renames the wire field `new` to `_new` (wire notes 1.3).
+      const r = await request<Batch<WireObject & { new?: boolean }>>({
+        method: 'POST',
+        path: paths.objects(type, 'batch', 'upsert'),
+        body: { inputs },
+        ok: [200, 207],
+      });
       return {
-        results: r.results.map((o) => ({ ...plain(o), created: o._new === true })),
+        results: r.results.map((o) => ({ ...plain(o), created: o.new === true })),
         errors: errorsOf(r),
       };
     },
     async batchUpdate(type, inputs) {
-      const r = await objects.batchApi.update(type, { inputs } as unknown as Update);
+      const r = await request<Batch<WireObject>>({
+        method: 'POST',
+        path: paths.objects(type, 'batch', 'update'),
+        body: { inputs },
+        ok: [200, 207],
+      });
       return { results: r.results.map(plain), errors: errorsOf(r) };
     },
-    async associationPage(from, id, to, after) {
-      const r = await assoc.basicApi.getPage(from, id, to, after, 500);
-      return {
-        results: r.results.map((a) => ({
-          toId: String(a.toObjectId),
-          typeIds: a.associationTypes.map((t) => t.typeId),
-        })),
-        ...(r.paging?.next?.after ? { after: r.paging.next.after } : {}),
-      };
+    async associationPage(from, id, to, afterCursor) {
+      const r = await request<Paged<WireLinks>>({
+        method: 'GET',
+        path: paths.objects(from, id, 'associations', to),
+        qs: { limit: 500, after: afterCursor },
+        ok: [200],
+      });
+      return { results: links(r.results), ...after(r) };
     },
     async associationBatch(from, to, inputs) {
-      const body = { inputs: inputs.map((i) => (i.after ? { id: i.id, after: i.after } : { id: i.id })) };
-      const r = await assoc.batchApi.getPage(from, to, body as AssocRead);
+      const r = await request<
+        Batch<Pick<Paged<unknown>, 'paging'> & { from: { id: string }; to: WireLinks[] }>
+      >({
+        method: 'POST',
+        path: paths.associationBatch(from, to, 'read'),
+        body: { inputs: inputs.map((i) => (i.after ? { id: i.id, after: i.after } : { id: i.id })) },
+        ok: [200, 207],
+      });
       return {
         results: r.results.map((x) => ({
-          fromId: String(x._from.id), // `from` on the wire
-          to: x.to.map((t) => ({
-            toId: String(t.toObjectId),
-            typeIds: t.associationTypes.map((a) => a.typeId),
-          })),
-          ...(x.paging?.next?.after ? { after: x.paging.next.after } : {}),
+          fromId: String(x.from.id),
+          to: links(x.to),
+          ...after(x),
         })),
         errors: errorsOf(r),
       };
@@ -217,21 +227,33 @@ export function createHubSpotApi(
     async associateBatch(from, to, inputs) {
       const body = {
         inputs: inputs.map((i) => ({
-          _from: { id: i.fromId }, // sent as `from` on the wire
+          from: { id: i.fromId },
           to: { id: i.toId },
           types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: i.typeId }],
         })),
       };
-      return { errors: errorsOf(await assoc.batchApi.create(from, to, body as unknown as AssocCreate)) };
+      const r = await request<Batch<unknown>>({
+        method: 'POST',
+        path: paths.associationBatch(from, to, 'create'),
+        body,
+        ok: [200, 201, 207],
+      });
+      return { errors: errorsOf(r) };
     },
     async archiveAssociations(from, to, inputs) {
-      const body = {
-        inputs: inputs.map((i) => ({ _from: { id: i.fromId }, to: i.toIds.map((id) => ({ id })) })),
-      };
-      await assoc.batchApi.archive(from, to, body as unknown as AssocArchive);
+      await request({
+        method: 'POST',
+        path: paths.associationBatch(from, to, 'archive'),
+        body: { inputs: inputs.map((i) => ({ from: { id: i.fromId }, to: i.toIds.map((id) => ({ id })) })) },
+        ok: [204],
+      });
     },
     async listProperties(type) {
-      const r = await props.coreApi.getAll(type);
+      const r = await request<Paged<PropertyInfo>>({
+        method: 'GET',
+        path: paths.properties(type),
+        ok: [200],
+      });
       return r.results.map((p) => ({
         name: p.name,
         type: String(p.type),
@@ -240,39 +262,56 @@ export function createHubSpotApi(
       }));
     },
     async createGroup(type, name, label) {
-      await props.groupsApi.create(type, { name, label, displayOrder: -1 });
+      const body = { name, label, displayOrder: -1 };
+      await request({ method: 'POST', path: paths.properties(type, 'groups'), body, ok: [201] });
     },
     async createProperties(type, inputs) {
-      const r = await props.batchApi.create(type, { inputs } as unknown as PropCreate);
+      const r = await request<Batch<{ name: string }>>({
+        method: 'POST',
+        path: paths.properties(type, 'batch', 'create'),
+        body: { inputs },
+        ok: [201, 207],
+      });
       return { created: r.results.map((p) => p.name), errors: errorsOf(r) };
     },
     async owner(id) {
-      return ownerInfo(await owners.ownersApi.getById(Number(id), 'id', false));
+      const path = paths.owners(id);
+      const o = await request<OwnerInfo>({
+        method: 'GET',
+        path,
+        qs: { idProperty: 'id', archived: false },
+        ok: [200],
+      });
+      return ownerInfo(o);
     },
-    async ownerPage(after, limit) {
-      const r = await owners.ownersApi.getPage(undefined, after, limit, false);
-      return {
-        results: r.results.map(ownerInfo),
-        ...(r.paging?.next?.after ? { after: r.paging.next.after } : {}),
-      };
+    async ownerPage(afterCursor, limit) {
+      const r = await request<Paged<OwnerInfo>>({
+        method: 'GET',
+        path: paths.owners(),
+        qs: { after: afterCursor, limit, archived: false },
+        ok: [200],
+      });
+      return { results: r.results.map(ownerInfo), ...after(r) };
     },
   };
 }
 
-/** The OAuth token call: form-encoded `POST /oauth/v1/token`, no Authorization header. */
+/** The OAuth token call: form-encoded `POST /oauth/2026-03/token`, no Authorization header. */
 export function createTokenRefresher(basePath: string): RefreshFn {
   return async ({ clientId, clientSecret, refreshToken }) => {
-    const client = new Client({ basePath });
-    const tokens = client.oauth.tokensApi;
-    const r = await tokens.create(
-      'refresh_token',
-      undefined,
-      undefined,
-      clientId,
-      clientSecret,
-      refreshToken,
-    );
-    return { accessToken: r.accessToken, refreshToken: r.refreshToken, expiresInSec: r.expiresIn };
+    const request = hubSpotRequester(new Client({ basePath }), () => {});
+    const r = await request<{ access_token: string; refresh_token?: string; expires_in?: number }>({
+      method: 'POST',
+      path: hubSpotPaths(DEFAULT_HUBSPOT_API_VERSION).token,
+      form: {
+        grant_type: 'refresh_token',
+        client_id: clientId,
+        client_secret: clientSecret,
+        refresh_token: refreshToken,
+      },
+      ok: [200],
+    });
+    return { accessToken: r.access_token, refreshToken: r.refresh_token, expiresInSec: r.expires_in };
   };
 }
 

@@ -1,10 +1,12 @@
-import { CrmAuthError, CrmError, CrmRejectedError } from '../errors.js';
+import { CrmError, CrmRejectedError } from '../errors.js';
 import type { FieldRequirement, SetupCheck, SetupReport } from '../types.js';
 import type { Runner } from './runner.js';
+import { probeScopes, scopesCheck, TOUCHED_TYPES } from './scopes.js';
 import type { PropertyCreateInput, PropertyInfo } from './sdk.js';
 
 /**
- * `doctor` for HubSpot: the credentials work, and every property the mapping needs exists with a
+ * `doctor` for HubSpot: the credentials work, hold the read scopes crm-sync needs (scopes.ts), and
+ * every property the mapping needs exists with a
  * fitting type (and is unique where it must be). With `fix`, missing properties are created in
  * the `crmsync` group; a property of the wrong type is reported, never changed.
  */
@@ -36,24 +38,26 @@ export async function verifyHubSpotSetup(
     const type = hubspotObjectType(r.object);
     byObject.set(type, [...(byObject.get(type) ?? []), r]);
   }
-  if (byObject.size === 0) byObject.set('contacts', []);
 
-  const checks: SetupCheck[] = [];
-  let credentialsChecked = false;
+  const types = {
+    records: [...new Set([...TOUCHED_TYPES, ...byObject.keys()])],
+    properties: [...new Set(['contacts', ...byObject.keys()])],
+  };
+  const probe = await probeScopes(run, types);
+  if (probe.authError) {
+    return { ok: false, checks: [{ name: 'credentials', ok: false, detail: probe.authError.message }] };
+  }
+  const checks: SetupCheck[] = [
+    { name: 'credentials', ok: true, detail: 'HubSpot accepted the token' },
+    scopesCheck(probe, types),
+  ];
   for (const [objectType, reqs] of byObject) {
-    let existing: PropertyInfo[];
-    try {
-      existing = await run(`properties ${objectType}`, (api) => api.listProperties(objectType));
-    } catch (e) {
-      if (e instanceof CrmAuthError) {
-        checks.push({ name: 'credentials', ok: false, detail: e.message });
-        return { ok: false, checks };
-      }
-      throw e;
-    }
-    if (!credentialsChecked) {
-      checks.push({ name: 'credentials', ok: true, detail: 'HubSpot accepted the token' });
-      credentialsChecked = true;
+    const existing = probe.properties.get(objectType);
+    if (!existing) {
+      // The scopes check names the scope; the properties wait for it.
+      if (reqs.length > 0)
+        checks.push({ name: `${objectType} properties`, ok: false, detail: 'not checked: see scopes' });
+      continue;
     }
     const byName = new Map(existing.map((p) => [p.name, p]));
     const missing: FieldRequirement[] = [];

@@ -1,4 +1,13 @@
-import { CrmAuthError, CrmDailyLimitError, CrmError, CrmRejectedError } from '../errors.js';
+import {
+  CrmAuthError,
+  CrmDailyLimitError,
+  CrmError,
+  CrmFieldMissingError,
+  CrmKeyFieldMissingError,
+  CrmRejectedError,
+  CrmValidationError,
+} from '../errors.js';
+import { rejection } from './errorMap.js';
 import type { ActivityLinks, WriteResult } from '../types.js';
 import { BATCH_SIZE, type LinkTypes } from './linkTypes.js';
 import { moveEngagementLinks } from './relink.js';
@@ -77,7 +86,16 @@ async function relinkUpdated(
   });
 }
 
-/** Upserts one chunk; records failures in `results`; returns the HubSpot id of each written key. */
+type Written = { ids: Map<string, { id: string; created: boolean }>; fatal?: CrmError };
+
+/**
+ * Upserts one chunk; records failures in `results`; returns the HubSpot id of each written key.
+ * HubSpot fails the whole batch for one input it refuses outright, so the refusal is narrowed to
+ * its inputs: those using a property the portal lacks fail (fieldGaps.ts writes them again without
+ * it) and the rest go once more; a portal rule's refusal (VALIDATION_ERROR) is halved until each
+ * refused input stands alone, so the others are written (a chunk of n with b refused costs about
+ * 2b·log2(n/b) more requests, 2n-1 when every input is refused).
+ */
 async function upsertChunk(
   run: Runner,
   objectType: string,
@@ -85,7 +103,7 @@ async function upsertChunk(
   chunk: WriteItem[],
   results: Map<string, WriteResult>,
   mayRetry: boolean,
-): Promise<{ ids: Map<string, { id: string; created: boolean }>; fatal?: CrmError }> {
+): Promise<Written> {
   const ids = new Map<string, { id: string; created: boolean }>();
   const fail = (item: WriteItem, error: Error) => results.set(item.key, { key: item.key, ok: false, error });
   let response;
@@ -97,9 +115,23 @@ async function upsertChunk(
       ),
     );
   } catch (e) {
-    const err = e instanceof CrmError ? e : new CrmRejectedError(String(e), 'hubspot');
-    // A property HubSpot does not know fails the whole batch: drop the writes that use it, retry the rest once.
-    if (err instanceof CrmRejectedError && err.fields.length > 0 && mayRetry) {
+    let err = e instanceof CrmError ? e : new CrmRejectedError(String(e), 'hubspot');
+    if (err instanceof CrmFieldMissingError) {
+      err = err.fields.includes(idProperty)
+        ? new CrmKeyFieldMissingError('hubspot', objectType, idProperty)
+        : err.on(objectType);
+    }
+    if (err instanceof CrmValidationError) {
+      if (chunk.length === 1) {
+        fail(chunk[0]!, err.on(objectType));
+        return { ids };
+      }
+      const half = Math.ceil(chunk.length / 2);
+      const first = await upsertChunk(run, objectType, idProperty, chunk.slice(0, half), results, mayRetry);
+      const second = await upsertChunk(run, objectType, idProperty, chunk.slice(half), results, mayRetry);
+      return merged(first, second);
+    }
+    if (err instanceof CrmFieldMissingError && mayRetry) {
       const bad = chunk.filter((item) => err.fields.some((f) => f in item.properties));
       const good = chunk.filter((item) => !bad.includes(item));
       if (bad.length > 0 && good.length > 0) {
@@ -123,16 +155,22 @@ async function upsertChunk(
       continue;
     }
     const error = failed.get(item.key);
+    const message = `HubSpot did not write ${objectType} ${item.key}: ${error?.message ?? 'no result returned'}`;
+    const refusal = error ? rejection({ ...error }, 207, message) : undefined;
     fail(
       item,
-      new CrmRejectedError(
-        `HubSpot did not write ${objectType} ${item.key}: ${error?.message ?? 'no result returned'}`,
-        'hubspot',
-        207,
-      ),
+      refusal instanceof CrmValidationError || refusal instanceof CrmFieldMissingError
+        ? refusal.on(objectType)
+        : new CrmRejectedError(message, 'hubspot', 207),
     );
   }
   return { ids };
+}
+
+function merged(a: Written, b: Written): Written {
+  const fatal = a.fatal ?? b.fatal;
+  const ids = new Map([...a.ids, ...b.ids]);
+  return fatal ? { ids, fatal } : { ids };
 }
 
 async function linkChunk(

@@ -4,6 +4,8 @@ import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError } from '../errors.js';
 import type { CrmSlotLedger } from '../limits/ledger.js';
 import { DEFAULT_DEAL_RULE, type CrmAdapter } from '../types.js';
+import type { RefreshTokenStore } from '../refreshTokens.js';
+import { DEFAULT_API_VERSION, MIN_API_VERSION } from './apiVersions.js';
 import { ApiBudget, DEFAULT_BUDGET, type ApiBudgetOptions } from './budget.js';
 import type { SalesforceContext } from './context.js';
 import { DescribeCache } from './describe.js';
@@ -37,6 +39,11 @@ export interface SalesforceAdapterDeps {
   ledger?: CrmSlotLedger | undefined;
   /** External-id fields used as upsert keys (defaults CrmSync_Call_Id__c, CrmSync_Followup_Id__c). */
   keyFields?: Partial<KeyFields>;
+  /**
+   * Refresh-token flow: where the token to present comes from and a rotated one goes; shared
+   * through the database by every process (src/store/crmCredentialStore.ts). Default: memory.
+   */
+  refreshTokens?: RefreshTokenStore | undefined;
   /** Environment for proxy discovery (default process.env). */
   env?: Record<string, string | undefined>;
 }
@@ -51,14 +58,11 @@ export const DEFAULT_KEY_FIELDS: KeyFields = {
   followup: 'CrmSync_Followup_Id__c',
 };
 
-/** The sObject Collections upsert the writes rely on exists from API version 46.0. */
-const MIN_API_VERSION = 46;
-
 /** The Salesforce CrmAdapter, through jsforce's Connection. */
 export function createSalesforceAdapter(deps: SalesforceAdapterDeps): SalesforceAdapter {
   const clock = deps.clock ?? systemClock;
   const logger = (deps.logger ?? silentLogger).child({ crm: 'salesforce' });
-  const config = { ...deps.config, apiVersion: deps.config.apiVersion || '62.0' };
+  const config = { ...deps.config, apiVersion: deps.config.apiVersion || DEFAULT_API_VERSION };
   if (Number.parseInt(config.apiVersion, 10) < MIN_API_VERSION) {
     throw new Error(
       `SALESFORCE_API_VERSION ${config.apiVersion} is too old: crm-sync needs ${MIN_API_VERSION}.0 or later`,
@@ -100,6 +104,7 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
     restTransport,
     authTransport,
     dailyPauseMs: budget.pauseMs,
+    refreshTokens: deps.refreshTokens,
   });
   markHealthy = session.markHealthy;
   const { conn } = session;
@@ -122,7 +127,13 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
     }
   };
   const describe = new DescribeCache((type) => call(`describe ${type}`, () => conn.describe(type)));
-  const ctx: SalesforceContext = { conn, call, describe, logger };
+  const ctx: SalesforceContext = {
+    conn,
+    call,
+    describe,
+    logger,
+    credentialProblem: session.credentialProblem,
+  };
   const known = new KnownKeys();
 
   return {
@@ -154,7 +165,10 @@ export function createSalesforceAdapter(deps: SalesforceAdapterDeps): Salesforce
         unique: true,
         label: 'CRM Sync call id',
       };
-      return verifySalesforceSetup(ctx, hasKey ? required : [key, ...required], options);
+      return verifySalesforceSetup(ctx, hasKey ? required : [key, ...required], {
+        ...options,
+        nowMs: clock.now(),
+      });
     },
     usage: () => budget.usage(),
   };

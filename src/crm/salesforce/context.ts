@@ -12,6 +12,8 @@ export interface SalesforceContext {
   call<T>(label: string, fn: () => Promise<T>): Promise<T>;
   describe: DescribeCache;
   logger: Logger;
+  /** A credential problem that does not fail requests yet, for doctor. */
+  credentialProblem?: (() => string | undefined) | undefined;
 }
 
 /** Runs a SOQL query, following `nextRecordsUrl` pages up to `maxFetch` rows. */

@@ -2,11 +2,13 @@ import {
   CrmAuthError,
   CrmDailyLimitError,
   CrmError,
+  CrmFieldMissingError,
   CrmNotFoundError,
   CrmRateLimitedError,
   CrmRejectedError,
   CrmSetupError,
   CrmTransientError,
+  CrmValidationError,
 } from '../errors.js';
 
 /** What jsforce throws: HttpApiError (`errorCode`, `data`), OAuth errors (`name`), fetch errors (`code`). */
@@ -61,17 +63,45 @@ export function errorFields(err: RecordError): string[] {
   return m ? [m[1]!] : [];
 }
 
-/** A per-record failure from a collection result, as the rejection it is. */
-export function recordFailure(errors: RecordError[], key: string): CrmRejectedError {
+/**
+ * Refusals only the org's admin resolves: a validation rule (FIELD_CUSTOM_VALIDATION_EXCEPTION, its
+ * error message the rule's own), a field required by the org (REQUIRED_FIELD_MISSING), a lookup
+ * filter (FIELD_FILTER_VALIDATION_EXCEPTION). REST API Developer Guide, "Status Codes and Error
+ * Responses"; sObject Collections report them per record in `errors[].statusCode`.
+ */
+const VALIDATION = new Set([
+  'FIELD_CUSTOM_VALIDATION_EXCEPTION',
+  'REQUIRED_FIELD_MISSING',
+  'FIELD_FILTER_VALIDATION_EXCEPTION',
+]);
+
+/** "No such column 'X' on sobject of type Y": the org lacks the field (an earlier release's set). */
+const NO_SUCH_COLUMN = /No such column '([^']+)'(?: on (?:sobject of type|entity '?)\s*([A-Za-z0-9_]+))?/;
+
+/**
+ * One refusal, by its code: a validation rule, a field the org lacks, anything else; `object`
+ * is the sObject written, when known.
+ */
+function refusal(code: string, err: RecordError, text: string, object?: string): CrmError {
+  if (VALIDATION.has(code)) {
+    return new CrmValidationError('salesforce', object ?? 'record', errorFields(err)[0], err.message ?? code);
+  }
+  const column = NO_SUCH_COLUMN.exec(err.message ?? '');
+  if (code === 'INVALID_FIELD' && column) {
+    const missing = new CrmFieldMissingError(text, 'salesforce', 400, [column[1]!]);
+    const on = object ?? column[2];
+    return on ? missing.on(on) : missing;
+  }
+  return new CrmRejectedError(text, 'salesforce', 400, errorFields(err));
+}
+
+/** A per-record failure from a collection result, as the refusal it is. */
+export function recordFailure(errors: RecordError[], key: string, object?: string): CrmError {
   const first = errors[0] ?? {};
   const code = first.statusCode ?? first.errorCode ?? 'UNKNOWN';
   const fields = [...new Set(errors.flatMap(errorFields))];
-  return new CrmRejectedError(
-    `Salesforce refused ${key}: ${code}: ${first.message ?? ''}`.trim(),
-    'salesforce',
-    400,
-    fields,
-  );
+  const text = `Salesforce refused ${key}: ${code}: ${first.message ?? ''}`.trim();
+  return refusal(code, { ...first, fields }, text, object);
 }
 
 export interface MapContext {
@@ -149,11 +179,9 @@ export function toCrmError(err: unknown, ctx: MapContext): Error {
   }
   // INVALID_FIELD, STRING_TOO_LONG, REQUIRED_FIELD_MISSING, MALFORMED_QUERY, MULTIPLE_CHOICES, …
   const detail: RecordError = first && typeof first === 'object' && !Array.isArray(first) ? first : {};
-  const fields = errorFields({ ...detail, message: detail.message ?? message });
-  return new CrmRejectedError(
+  return refusal(
+    code,
+    { ...detail, message: detail.message ?? message },
     `Salesforce rejected the request: ${code}: ${message}`,
-    'salesforce',
-    400,
-    fields,
   );
 }

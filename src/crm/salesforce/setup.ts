@@ -1,5 +1,6 @@
 import { CrmAuthError, CrmError, CrmSetupError } from '../errors.js';
 import type { FieldRequirement, SetupCheck, SetupReport } from '../types.js';
+import { judgeApiVersion } from './apiVersions.js';
 import type { SalesforceContext } from './context.js';
 import type { FieldInfo, ObjectInfo } from './describe.js';
 
@@ -72,20 +73,41 @@ function checkField(req: FieldRequirement, field: FieldInfo | undefined): SetupC
 }
 
 /**
- * Credentials (one `limits` request, which also shows the org's API usage), then each required
- * field by describe. Salesforce's REST API cannot create fields, so `fix` only explains how.
+ * Credentials and the API version (`/services/data`, the versions the org offers: every other
+ * request is made under the configured one), then the org's API usage (one `limits` request), then
+ * each required field by describe. Salesforce's REST API cannot create fields, so `fix` only
+ * explains how.
  */
 export async function verifySalesforceSetup(
   ctx: SalesforceContext,
   required: FieldRequirement[],
-  options: { fix?: boolean } = {},
+  options: { fix?: boolean | undefined; nowMs: number },
 ): Promise<SetupReport> {
   const checks: SetupCheck[] = [];
   try {
+    const offered = await ctx.call('versions', () =>
+      ctx.conn.request<{ version: string }[]>('/services/data'),
+    );
+    const verdict = judgeApiVersion(
+      ctx.conn.version,
+      offered.map((v) => v.version),
+      options.nowMs,
+    );
+    const version: SetupCheck = { name: 'API version', ...verdict };
+    if (!verdict.ok) {
+      checks.push({ name: 'credentials', ok: true, detail: 'signed in' }, version);
+      return { ok: false, checks };
+    }
     const limits = await ctx.call('limits', () => ctx.conn.limits());
     const api = limits.DailyApiRequests;
     const usage = api ? `; API requests in the last 24 h: ${api.Max - api.Remaining}/${api.Max}` : '';
-    checks.push({ name: 'credentials', ok: true, detail: `signed in${usage}` });
+    const problem = ctx.credentialProblem?.();
+    checks.push(
+      problem
+        ? { name: 'credentials', ok: false, detail: `signed in, but: ${problem}` }
+        : { name: 'credentials', ok: true, detail: `signed in${usage}` },
+      version,
+    );
   } catch (err) {
     if (!(err instanceof CrmError)) throw err;
     const fix =

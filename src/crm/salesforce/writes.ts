@@ -1,5 +1,11 @@
 import type { UpsertResult } from 'jsforce';
-import { CrmRejectedError } from '../errors.js';
+import {
+  CrmError,
+  CrmFieldMissingError,
+  CrmKeyFieldMissingError,
+  CrmRejectedError,
+  CrmValidationError,
+} from '../errors.js';
 import type { ActivityLinks, ActivityWrite, FollowupWrite, WriteResult } from '../types.js';
 import type { SalesforceContext } from './context.js';
 import { createOnlyFields, fitToFields, type ObjectInfo } from './describe.js';
@@ -51,8 +57,16 @@ export class KnownKeys {
   }
 }
 
-/** One collection upsert; a refusal of the whole request fails each of its records. */
-async function upsertChunk(ctx: SalesforceContext, type: string, keyField: string, records: Values[]) {
+/**
+ * One collection upsert; a refusal of the whole request fails each of its records (Salesforce
+ * refuses a field the org lacks for the whole request, "No such column"), naming the object.
+ */
+async function upsertChunk(
+  ctx: SalesforceContext,
+  type: string,
+  keyField: string,
+  records: Values[],
+): Promise<(RawResult | CrmError)[]> {
   try {
     const results = await ctx.call(`upsert ${type}`, async () => {
       // jsforce sends an array as one PATCH composite/sobjects/<type>/<keyField> (API >= 46).
@@ -60,9 +74,19 @@ async function upsertChunk(ctx: SalesforceContext, type: string, keyField: strin
     });
     return results;
   } catch (err) {
-    if (!(err instanceof CrmRejectedError)) throw err;
-    return records.map((): RawResult | CrmRejectedError => err);
+    if (!(err instanceof CrmRejectedError || err instanceof CrmValidationError)) throw err;
+    const named =
+      err instanceof CrmRejectedError && !(err instanceof CrmFieldMissingError) ? err : err.on(type);
+    return records.map(() => keyed(named, type, keyField));
   }
+}
+
+/** A field refusal naming the upsert key itself: nothing can be written once without it. */
+function keyed(err: CrmError, type: string, keyField: string): CrmError {
+  const key = keyField.toLowerCase();
+  if (err instanceof CrmFieldMissingError && err.fields.some((f) => f.toLowerCase() === key))
+    return new CrmKeyFieldMissingError('salesforce', type, keyField);
+  return err;
 }
 
 /**
@@ -98,7 +122,7 @@ async function upsertRecords(
     const results = await upsertChunk(ctx, info.name, keyField, records);
     const retry: number[] = [];
     results.forEach((res, j) => {
-      if (res instanceof CrmRejectedError || res.success) return;
+      if (res instanceof CrmError || res.success) return;
       const createOnly = createOnlyFields(info, records[j]!);
       const fields = (res.errors ?? []).flatMap(errorFields);
       if (createOnly.some((f) => fields.includes(f))) retry.push(j);
@@ -109,7 +133,7 @@ async function upsertRecords(
       retry.forEach((j, n) => (results[j] = second[n]!));
     }
     chunk.forEach((it, j) => {
-      const result = toWriteResult(it.key, results[j]);
+      const result = toWriteResult(it.key, results[j], info.name, keyField);
       if (result.ok) known.add(scope, it.key);
       out.set(it.key.toLowerCase(), result);
     });
@@ -130,10 +154,17 @@ function stripFields(record: Values, fields: string[], anyCase = false): Values 
   return Object.fromEntries(Object.entries(record).filter(([k]) => !drop.has(anyCase ? k.toLowerCase() : k)));
 }
 
-function toWriteResult(key: string, res: RawResult | CrmRejectedError | undefined): WriteResult {
-  if (res instanceof CrmRejectedError) return { key, ok: false, error: res };
+function toWriteResult(
+  key: string,
+  res: RawResult | CrmError | undefined,
+  object: string,
+  keyField: string,
+): WriteResult {
+  if (res instanceof CrmError) return { key, ok: false, error: res };
   if (!res) return { key, ok: false, error: new CrmRejectedError(`no result for ${key}`, 'salesforce') };
-  if (!res.success || !res.id) return { key, ok: false, error: recordFailure(res.errors ?? [], key) };
+  if (!res.success || !res.id) {
+    return { key, ok: false, error: keyed(recordFailure(res.errors ?? [], key, object), object, keyField) };
+  }
   return { key, ok: true, id: res.id, created: res.created === true };
 }
 

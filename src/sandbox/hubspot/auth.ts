@@ -4,7 +4,7 @@ import { errorBody, type HubSpotErrorBody } from './errors.js';
 
 /**
  * Who may call the sandbox: one private-app token, and OAuth access tokens minted by
- * `POST /oauth/v1/token` (refresh_token grant) that expire after `accessTokenTtlMs`
+ * `POST /oauth/2026-03/token` (refresh_token grant) that expire after `accessTokenTtlMs`
  * (HubSpot: `expires_in` 1800 s; HubSpot OAuth guide, "Refresh an access token"). A rejected
  * token answers 401 with HubSpot's error body (public spec `components.schemas.Error`).
  */
@@ -25,6 +25,9 @@ export class SandboxAuth {
     readonly oauth: OAuthApp,
     private readonly accessTokenTtlMs: number,
   ) {}
+
+  /** Each refresh retires the presented refresh token and answers with a new one (default off). */
+  rotateRefreshTokens = false;
 
   /** While set, every token and the refresh grant are refused, as after an admin revokes the app. */
   private revoked = false;
@@ -49,7 +52,7 @@ export class SandboxAuth {
     return { ok: false, body: invalidAuthentication() };
   }
 
-  /** The token endpoint: answers like HubSpot's `/oauth/v1/token` (400 with `status` codes). */
+  /** The token endpoint: answers like HubSpot's `/oauth/2026-03/token` (400 with `status` codes). */
   token(form: Record<string, string>): { status: number; body: Record<string, unknown> } {
     if (form.grant_type !== 'refresh_token') {
       return { status: 400, body: { status: 'BAD_GRANT_TYPE', message: 'grant_type must be refresh_token' } };
@@ -69,6 +72,10 @@ export class SandboxAuth {
         body: { status: 'BAD_REFRESH_TOKEN', message: 'missing or invalid refresh token' },
       };
     }
+    // HubSpot hands back the same refresh token; `rotateRefreshTokens` (not HubSpot's documented
+    // behaviour) retires it instead, to test that crm-sync shares a token a CRM does rotate.
+    if (this.rotateRefreshTokens)
+      this.oauth.refreshToken = `sandbox-refresh-${randomBytes(12).toString('hex')}`;
     const accessToken = `oat-sandbox-${randomBytes(12).toString('hex')}`;
     this.issued.set(accessToken, this.clock.now() + this.accessTokenTtlMs);
     return {

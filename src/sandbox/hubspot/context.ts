@@ -6,6 +6,7 @@ import type { Faults, RateLimits, RequestLog } from './limits.js';
 import { isObjectType, type ObjectType } from './model.js';
 import type { SeedRefs } from './seed.js';
 import type { HubSpotStore } from './store.js';
+import type { PrefixCounts } from './prefixCounts.js';
 
 /** Everything the routes share: the portal's data, auth, limits, faults and the request log. */
 export interface SandboxState {
@@ -17,6 +18,12 @@ export interface SandboxState {
   /** Random 429s and 5xx at configurable rates (chaos runs). */
   randomFaults: CrmFaultInjector;
   requests: RequestLog;
+  /** Requests by path prefix, dated or legacy, over the sandbox's life (not reset). */
+  prefixCounts: PrefixCounts;
+  /** The scopes the credentials hold; undefined: every scope. */
+  scopes: Set<string> | undefined;
+  /** Whether numbered-version paths are served (else answered 410). */
+  legacyPaths: boolean;
   /** Ids of the seeded records, for tests. */
   refs: SeedRefs;
   /**

@@ -81,15 +81,20 @@ export function propertyValuesError(problems: PropertyProblem[]): SandboxHttpErr
   );
 }
 
+/** Problems that fail a whole batch: an unknown property, a property required on create. */
+const BATCH_WIDE = new Set(['PROPERTY_DOESNT_EXIST', 'REQUIRED_PROPERTY']);
+
 /**
- * A batch naming a property that does not exist fails as a whole with one 400 VALIDATION_ERROR,
- * not a 207 per input; other problems stay per input. One rule for every batch write route.
+ * A batch naming a property that does not exist, or missing one the portal requires on create
+ * (2026-09 write validation: "the API will return a 400 validation error"), fails as a whole with
+ * one 400 VALIDATION_ERROR that does not say which input, not a 207 per input; bad values stay
+ * per input. One rule for every batch write route.
  */
 export function rejectUnknownProperties(problems: readonly (Problem | null | undefined)[]): void {
-  const missing = problems.flatMap((p) =>
-    p?.kind === 'invalid' ? p.problems.filter((x) => x.error === 'PROPERTY_DOESNT_EXIST') : [],
+  const wide = problems.flatMap((p) =>
+    p?.kind === 'invalid' ? p.problems.filter((x) => BATCH_WIDE.has(x.error)) : [],
   );
-  if (missing.length > 0) throw propertyValuesError(missing);
+  if (wide.length > 0) throw propertyValuesError(wide);
 }
 
 /** `SECONDLY` is the search limit's policy (five searches per second). */

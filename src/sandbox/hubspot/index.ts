@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFaults.js';
@@ -12,7 +13,10 @@ import { registerBatchUpdate } from './routes/batchUpdate.js';
 import { registerObjectReads } from './routes/objectReads.js';
 import { registerObjectWrites } from './routes/objectWrites.js';
 import { registerProperties } from './routes/properties.js';
+import { missingScopesBody, requiredScope } from './scopes.js';
 import { seed } from './seed.js';
+import { COUNTS_DIR_ENV, PrefixCounts } from './prefixCounts.js';
+import { classifyPath, DATED_VERSIONS, datedEquivalent, TOKEN_PATH } from './versions.js';
 import { HubSpotStore } from './store.js';
 
 export type { SandboxState } from './context.js';
@@ -23,7 +27,7 @@ export interface HubSpotSandboxOptions {
   host?: string;
   /** The private-app token accepted as Bearer (default `pat-na1-sandbox-token`). */
   accessToken?: string;
-  /** The OAuth app whose refresh token `/oauth/v1/token` accepts; access tokens live 30 min by default. */
+  /** The OAuth app whose refresh token `/oauth/2026-03/token` accepts; access tokens live 30 min by default. */
   oauth?: Partial<OAuthApp> & { accessTokenTtlMs?: number };
   clock?: Clock;
   /** Defaults: 100 requests per 10 s window, 250,000 per day (private-app tokens only). */
@@ -36,6 +40,19 @@ export interface HubSpotSandboxOptions {
   faultRates?: Partial<CrmFaultRates>;
   /** Seed of the random fault draws (default 42). */
   faultSeed?: number;
+  /**
+   * Also serve the numbered-version paths (`/crm/v3/...`, `/crm/v4/...`, `/oauth/v1/token`) as their
+   * dated equivalents. Off by default: a legacy request is then answered 410, so a test that makes
+   * one fails (HubSpot ends their support in 2027; see versions.ts).
+   */
+  legacyPaths?: boolean;
+  /**
+   * The scopes the credentials were granted (default: every scope); a request needing another is
+   * answered 403 MISSING_SCOPES (scopes.ts). Also settable with `PUT /_admin/scopes`.
+   */
+  scopes?: string[];
+  /** Where to write the request counts by path prefix (default: $HUBSPOT_SANDBOX_COUNTS_DIR; null: nowhere). */
+  countsDir?: string | null;
 }
 
 export interface HubSpotSandbox {
@@ -68,6 +85,13 @@ export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Pro
       seededRandom(opts.faultSeed ?? 42),
     ),
     requests: new RequestLog(),
+    prefixCounts: new PrefixCounts(
+      opts.legacyPaths ?? false,
+      opts.countsDir === null ? undefined : (opts.countsDir ?? process.env[COUNTS_DIR_ENV]),
+      `hubspot-${process.pid}-${randomUUID()}`,
+    ),
+    legacyPaths: opts.legacyPaths ?? false,
+    scopes: opts.scopes ? new Set(opts.scopes) : undefined,
     refs: {
       contacts: {} as SandboxState['refs']['contacts'],
       companies: {} as SandboxState['refs']['companies'],
@@ -90,18 +114,50 @@ export async function startHubSpotSandbox(opts: HubSpotSandboxOptions = {}): Pro
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : Number(opts.port ?? 0);
   const host = opts.host ?? '127.0.0.1';
-  return { url: `http://${host}:${port}`, port, accessToken, oauth, state, close: () => app.close() };
+  const close = async () => {
+    await app.close();
+    state.prefixCounts.flush();
+  };
+  return { url: `http://${host}:${port}`, port, accessToken, oauth, state, close };
 }
 
 function buildApp(state: SandboxState): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 32 * 1024 * 1024,
+    // With `legacyPaths`, a numbered-version path is served by its dated route (counted first).
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      return state.legacyPaths && classifyPath(url).kind === 'legacy'
+        ? datedEquivalent(url, DATED_VERSIONS.at(-1)!)
+        : url;
+    },
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
   });
 
   // Requests that run and then answer a 5xx anyway (a server failing after it acted).
   const failAfter = new WeakMap<FastifyRequest, number>();
-  app.addHook('onRequest', async (req, reply) => gate(state, req, reply, failAfter));
+  app.addHook('onRequest', async (req, reply) => {
+    const original = req.originalUrl.split('?')[0] ?? req.originalUrl;
+    if (original.startsWith('/_admin')) return;
+    const kind = state.prefixCounts.add(original);
+    if (kind.kind === 'legacy' && !state.legacyPaths) {
+      return reply
+        .code(410)
+        .send(
+          errorBody(
+            'LEGACY_API_PATH',
+            `${original} is a numbered-version path; use the date-versioned API (e.g. /crm/objects/2026-09/...)`,
+          ),
+        );
+    }
+    if (kind.kind === 'dated' && !DATED_VERSIONS.includes(kind.version!)) {
+      return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `Unknown API version ${kind.version}`));
+    }
+    return gate(state, req, reply, failAfter);
+  });
   app.addHook('onSend', async (req, reply, payload) => {
     const status = failAfter.get(req);
     if (status === undefined) return payload;
@@ -145,13 +201,16 @@ async function gate(
 ) {
   const path = req.url.split('?')[0] ?? req.url;
   if (path.startsWith('/_admin')) return;
-  if (path === '/oauth/v1/token') {
+  if (path === TOKEN_PATH) {
     const fault = state.faults.take(path);
     if (fault) return reply.code(fault.status).send(errorBody('INTERNAL_ERROR', 'injected fault'));
     return;
   }
   const auth = state.auth.check(req.headers.authorization);
   if (!auth.ok) return reply.code(401).send(auth.body);
+  const scope = requiredScope(req.method, path);
+  if (scope && state.scopes && !state.scopes.has(scope))
+    return reply.code(403).send(missingScopesBody(scope));
   const daily = !auth.oauth; // OAuth apps have no daily limit and no Daily headers
   const search = req.method === 'POST' && SEARCH_PATH.test(path);
   // Search answers, 429s included, carry no X-HubSpot-RateLimit-* headers: the headers describe
@@ -186,5 +245,5 @@ async function gate(
   if (failStatus !== undefined) failAfter.set(req, failStatus);
 }
 
-/** `POST /crm/v3/objects/{objectType}/search`, the endpoints under the search limit. */
-const SEARCH_PATH = /^\/crm\/v3\/objects\/[^/]+\/search$/;
+/** `POST /crm/objects/{version}/{objectType}/search`, the endpoints under the search limit. */
+const SEARCH_PATH = /^\/crm\/objects\/[^/]+\/[^/]+\/search$/;

@@ -71,7 +71,7 @@ export class RateLimits {
 
   /**
    * Counts a request for `app` unless a limit is spent; `daily` is false for OAuth apps, `search`
-   * is true for `POST /crm/v3/objects/{type}/search`.
+   * is true for `POST /crm/objects/{version}/{type}/search`.
    */
   take(app: string, daily: boolean, search = false): LimitVerdict {
     const now = this.clock.now();

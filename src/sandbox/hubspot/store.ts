@@ -32,6 +32,12 @@ export class HubSpotStore {
   groups = {} as Record<ObjectType, Map<string, PropertyGroup>>;
   associations: AssociationRow[] = [];
   owners = new Map<string, Owner>();
+  /**
+   * Properties the portal's admin made required on create (the "Create record" form's required
+   * fields), enforced on API writes from 2026-09 ("CRM API Write Validation Enforcement", HubSpot
+   * developer changelog 2026-08-11): a create without one is refused with 400 VALIDATION_ERROR.
+   */
+  requiredOnCreate = new Map<ObjectType, Set<string>>();
   private lastId = 1000;
 
   constructor(private readonly clock: Clock) {
@@ -104,6 +110,12 @@ export class HubSpotStore {
       for (const name of REQUIRED_ON_CREATE[type] ?? []) {
         if (props[name] === undefined || props[name] === '') {
           problems.push({ name, error: 'REQUIRED_PROPERTY', message: `Property "${name}" is required` });
+        }
+      }
+      for (const name of this.requiredOnCreate.get(type) ?? []) {
+        if (props[name] === undefined || props[name] === null || props[name] === '') {
+          const message = `Property "${name}" is required to create a ${type.replace(/s$/, '')} in this portal`;
+          problems.push({ name, error: 'REQUIRED_PROPERTY', message });
         }
       }
     }

@@ -18,10 +18,11 @@ const MAX_ASSERTION_LIFETIME_S = 300;
 const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /**
- * Access tokens and the OAuth token endpoint (`POST /services/oauth2/token`): the refresh-token
- * grant and the JWT bearer grant, answering like Salesforce (`instance_url`, `id`, `signature`), as
- * Salesforce Help "OAuth 2.0 Refresh Token Flow for Renewed Sessions" and "OAuth 2.0 JWT Bearer
- * Flow for Server-to-Server Integration" describe them.
+ * Access tokens and the OAuth token endpoint (`POST /services/oauth2/token`): the refresh-token,
+ * JWT bearer and client credentials grants, answering like Salesforce (`instance_url`, `id`,
+ * `signature`), as Salesforce Help "OAuth 2.0 Refresh Token Flow for Renewed Sessions", "OAuth 2.0
+ * JWT Bearer Flow for Server-to-Server Integration" and "OAuth 2.0 Client Credentials Flow for
+ * Server-to-Server Integration" describe them.
  */
 export class TokenIssuer {
   private tokens = new Map<string, { userId: string; expiresAt: number }>();
@@ -34,6 +35,11 @@ export class TokenIssuer {
     private readonly app: OAuthApp,
     /** Maps a username (JWT `sub`) to a user id, or undefined when unknown. */
     private readonly userByName: (username: string) => string | undefined,
+    /**
+     * The app's Run As user for the client credentials flow; undefined when the app does not have
+     * Enable Client Credentials Flow on.
+     */
+    public clientCredentialsUserId: string | undefined,
   ) {}
 
   issue(userId: string): string {
@@ -47,6 +53,9 @@ export class TokenIssuer {
     this.refreshTokens.set(token, userId);
     return token;
   }
+
+  /** Each refresh retires the presented refresh token and answers with a new one. */
+  rotateRefreshTokens = false;
 
   /** While set, every access token and grant is refused (the connected app's access revoked). */
   private revoked = false;
@@ -81,6 +90,7 @@ export class TokenIssuer {
     const grant = form.get('grant_type');
     if (grant === 'refresh_token') return this.refreshGrant(form, baseUrl);
     if (grant === JWT_GRANT) return this.jwtGrant(form, baseUrl);
+    if (grant === 'client_credentials') return this.clientCredentialsGrant(form, baseUrl);
     return oauthError('unsupported_grant_type', 'grant type not supported');
   }
 
@@ -90,9 +100,32 @@ export class TokenIssuer {
     const secret = form.get('client_secret');
     if (secret !== null && secret !== this.app.clientSecret)
       return oauthError('invalid_client', 'invalid client credentials');
-    const userId = this.refreshTokens.get(form.get('refresh_token') ?? '');
+    const presented = form.get('refresh_token') ?? '';
+    const userId = this.refreshTokens.get(presented);
     if (!userId) return oauthError('invalid_grant', 'expired access/refresh token');
-    return this.success(userId, baseUrl);
+    const answer = this.success(userId, baseUrl);
+    if (this.rotateRefreshTokens) {
+      // Refresh token rotation (Salesforce Help, "Refresh Token Rotation", an External Client App
+      // OAuth policy): the presented token is retired, the answer carries its successor.
+      this.refreshTokens.delete(presented);
+      answer.body.refresh_token = this.issueRefreshToken(userId);
+    }
+    return answer;
+  }
+
+  /**
+   * The client credentials grant: the app's consumer key and secret buy an access token for its
+   * Run As user; no refresh token is issued, the client asks again when the token expires.
+   * Salesforce answers "no client credentials user enabled" when the flow has no Run As user.
+   */
+  private clientCredentialsGrant(form: URLSearchParams, baseUrl: string): TokenResponse {
+    if (form.get('client_id') !== this.app.clientId)
+      return oauthError('invalid_client_id', 'client identifier invalid');
+    if (form.get('client_secret') !== this.app.clientSecret)
+      return oauthError('invalid_client', 'invalid client credentials');
+    if (!this.clientCredentialsUserId)
+      return oauthError('invalid_grant', 'no client credentials user enabled');
+    return this.success(this.clientCredentialsUserId, baseUrl);
   }
 
   private jwtGrant(form: URLSearchParams, baseUrl: string): TokenResponse {

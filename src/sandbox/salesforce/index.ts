@@ -3,8 +3,10 @@ import { systemClock, type Clock } from '../../util/clock.js';
 import type { CrmFaultRates } from '../crmFaults.js';
 import { createSandboxServer } from './server.js';
 import { SalesforceSandboxState } from './state.js';
+import type { VersionRange } from './versions.js';
 
 export { SalesforceSandboxState, type FaultSpec } from './state.js';
+import type { FieldSet } from './schema.js';
 export { INTEGRATION_USERNAME } from './seed.js';
 
 export interface SalesforceSandboxOptions {
@@ -16,6 +18,8 @@ export interface SalesforceSandboxOptions {
   clock?: Clock;
   /** Include the crm-sync custom fields on Task and EmailMessage (default true). */
   withCustomFields?: boolean;
+  /** `previous`: the custom fields of the previous crm-sync release only (an org after an upgrade). */
+  fieldSet?: FieldSet;
   /** Access-token lifetime in ms (default 2 h). */
   tokenTtlMs?: number;
   /** The org's daily API allowance (default 15,000) and what is used already (default 0). */
@@ -23,7 +27,13 @@ export interface SalesforceSandboxOptions {
   apiUsed?: number;
   /** Records per query page (default 2,000 as Salesforce). */
   queryBatchSize?: number;
-  /** Connected-app credentials the token endpoint accepts. */
+  /** The API versions the org offers (default 31.0 to 68.0). */
+  apiVersions?: VersionRange;
+  /** Refresh token rotation: each refresh retires the presented token and returns a new one (default off). */
+  rotateRefreshTokens?: boolean;
+  /** The app's client credentials flow, run as the integration user (default on). */
+  clientCredentials?: boolean;
+  /** App (External Client App or connected app) credentials the token endpoint accepts. */
   clientId?: string;
   clientSecret?: string;
   /**
@@ -65,6 +75,7 @@ export async function startSalesforceSandbox(
   const state = new SalesforceSandboxState({
     clock,
     withCustomFields: opts.withCustomFields ?? true,
+    fieldSet: opts.fieldSet,
     tokenTtlMs: opts.tokenTtlMs ?? 2 * 60 * 60 * 1000,
     apiLimit: opts.apiLimit ?? 15_000,
     apiUsed: opts.apiUsed ?? 0,
@@ -72,6 +83,8 @@ export async function startSalesforceSandbox(
     clientId,
     clientSecret,
     jwtPublicKeyPem: opts.jwtKeys?.publicKeyPem,
+    clientCredentials: opts.clientCredentials,
+    apiVersions: opts.apiVersions,
     faultRates: opts.faultRates,
     faultSeed: opts.faultSeed,
   });
@@ -86,6 +99,7 @@ export async function startSalesforceSandbox(
   const publicHost =
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   url = `http://${publicHost}:${port}`;
+  state.issuer.rotateRefreshTokens = opts.rotateRefreshTokens ?? false;
   return {
     url,
     port,

@@ -255,11 +255,28 @@ function standardObjects(): ObjectDef[] {
   ];
 }
 
+/**
+ * Custom fields a later crm-sync release added: an org set up for the previous release lacks them
+ * (issue 21: no EmailMessage.CrmSync_Call_Id__c, no Opportunity deal-signal fields, no follow-up
+ * generation stamp). `fieldSet: 'previous'` models such an org after an upgrade.
+ */
+export const ADDED_SINCE_PREVIOUS_RELEASE: Record<string, string[]> = {
+  Task: ['CrmSync_Followups_Generated_At__c'],
+  EmailMessage: ['CrmSync_Call_Id__c'],
+  Opportunity: CUSTOM_FIELDS.Opportunity!.map((fd) => fd.name),
+};
+
+export type FieldSet = 'current' | 'previous';
+
 /** The org's objects; `withCustomFields: false` models an org where doctor has work to do. */
-export function buildSchema(withCustomFields: boolean): Map<string, ObjectDef> {
+export function buildSchema(
+  withCustomFields: boolean,
+  fieldSet: FieldSet = 'current',
+): Map<string, ObjectDef> {
   const objects = new Map<string, ObjectDef>();
   for (const obj of standardObjects()) {
-    const extra = withCustomFields ? (CUSTOM_FIELDS[obj.name] ?? []) : [];
+    const later = new Set(fieldSet === 'previous' ? (ADDED_SINCE_PREVIOUS_RELEASE[obj.name] ?? []) : []);
+    const extra = withCustomFields ? (CUSTOM_FIELDS[obj.name] ?? []).filter((fd) => !later.has(fd.name)) : [];
     objects.set(obj.name.toLowerCase(), { ...obj, fields: [...obj.fields, ...extra] });
   }
   return objects;

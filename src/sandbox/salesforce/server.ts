@@ -3,7 +3,7 @@ import type { Clock } from '../../util/clock.js';
 import { mergeCrmFaultRates } from '../crmFaults.js';
 import { handleRest } from './rest.js';
 import type { FaultSpec, SalesforceSandboxState } from './state.js';
-import { RequestError } from './store.js';
+import { RequestError, type ValidationRule } from './store.js';
 
 const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -82,8 +82,14 @@ export function createSandboxServer(
       const answer = state.issuer.handle(new URLSearchParams(await readBody(req)), baseUrl());
       return { status: answer.status, body: answer.body };
     }
+    // The Versions resource answers without a session (REST API Developer Guide, "Versions").
+    if (/^\/services\/data\/?$/.test(path) && method === 'GET') {
+      return { status: 200, body: state.versions.list() };
+    }
     const m = /^\/services\/data\/(v\d+\.\d)(?:\/(.*))?$/.exec(path);
     if (!m) return errorReply(404, 'NOT_FOUND', 'The requested resource does not exist');
+    const unserved = state.versions.refusal(m[1]!.slice(1));
+    if (unserved) return errorReply(unserved.status, unserved.errorCode, unserved.message);
     const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const userId = state.issuer.check(token);
     if (!userId) return errorReply(401, 'INVALID_SESSION_ID', 'Session expired or invalid');
@@ -176,6 +182,22 @@ function admin(state: SalesforceSandboxState, method: string, path: string, body
   }
   if (path === '/_admin/fault-rates' && method === 'GET') {
     return { status: 200, body: { ...state.randomFaults.summary(), log: state.randomFaults.log } };
+  }
+  // An admin's rule that a field be filled on create (store.ts ValidationRule); DELETE lifts them all.
+  if (path === '/_admin/validation-rules' && method === 'POST') {
+    const rule = (body ?? {}) as Partial<ValidationRule>;
+    if (!rule.object || !rule.field) return errorReply(400, 'INVALID_FIELD', 'object and field are required');
+    state.store.validationRules.push({
+      object: rule.object,
+      field: rule.field,
+      kind: rule.kind ?? 'rule',
+      message: rule.message,
+    });
+    return { status: 204 };
+  }
+  if (path === '/_admin/validation-rules' && method === 'DELETE') {
+    state.store.validationRules = [];
+    return { status: 204 };
   }
   if (path === '/_admin/reset' && method === 'POST') {
     state.reset();

@@ -4,9 +4,10 @@ import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFault
 import { seededRandom } from '../service/rng.js';
 import { TokenIssuer } from './auth.js';
 import { idFactory, makeId } from './ids.js';
-import { buildSchema } from './schema.js';
+import { buildSchema, type FieldSet } from './schema.js';
 import { INTEGRATION_USERNAME, seedOrg } from './seed.js';
 import { OrgStore } from './store.js';
+import { OfferedVersions, type VersionRange } from './versions.js';
 
 /** Makes the next matching requests fail: `status` + `[{errorCode, message}]`. */
 export interface FaultSpec {
@@ -39,6 +40,8 @@ export interface SandboxStateOptions {
   clock: Clock;
   /** Leave out the crm-sync custom fields, to exercise `doctor` (default: included). */
   withCustomFields: boolean;
+  /** The custom fields of this crm-sync release, or of the previous one (schema.ts; default current). */
+  fieldSet?: FieldSet | undefined;
   /** Access-token lifetime (default 2 h). */
   tokenTtlMs: number;
   /** The org's daily API allowance and what is already used of it. */
@@ -48,6 +51,10 @@ export interface SandboxStateOptions {
   queryBatchSize: number;
   clientId: string;
   clientSecret: string;
+  /** The API versions the org offers (default 31.0 to 68.0, Winter '27). */
+  apiVersions?: VersionRange | undefined;
+  /** Whether the app has the client credentials flow on, run as the integration user (default on). */
+  clientCredentials?: boolean | undefined;
   /** Public key for JWT assertions; a fresh key pair is made when absent. */
   jwtPublicKeyPem?: string | undefined;
   /** Random REQUEST_LIMIT_EXCEEDED and 5xx at these rates (default none), seeded by `faultSeed`. */
@@ -69,6 +76,7 @@ export class SalesforceSandboxState {
   queryBatchSize: number;
   readonly locators = new Map<string, Record<string, unknown>[]>();
   readonly randomFaults: CrmFaultInjector;
+  readonly versions: OfferedVersions;
   private faults: Fault[] = [];
   private locatorCount = 0;
   private counts = new Map<string, number>();
@@ -78,6 +86,7 @@ export class SalesforceSandboxState {
     this.apiUsed = opts.apiUsed;
     this.apiLimit = opts.apiLimit;
     this.queryBatchSize = opts.queryBatchSize;
+    this.versions = new OfferedVersions(opts.apiVersions ?? { oldest: 31, newest: 68 });
     this.randomFaults = new CrmFaultInjector(
       { ...NO_CRM_FAULTS, ...opts.faultRates },
       seededRandom(opts.faultSeed ?? 42),
@@ -98,12 +107,17 @@ export class SalesforceSandboxState {
       { clientId: opts.clientId, clientSecret: opts.clientSecret, jwtPublicKey: publicKey },
       (username) =>
         this.store.all('User').find((u) => String(u.Username).toLowerCase() === username.toLowerCase())?.Id,
+      opts.clientCredentials === false ? undefined : this.integrationUserId,
     );
     this.refreshToken = this.issuer.issueRefreshToken(this.integrationUserId);
   }
 
   private seed(): void {
-    this.store = new OrgStore(buildSchema(this.opts.withCustomFields), this.opts.clock, idFactory());
+    this.store = new OrgStore(
+      buildSchema(this.opts.withCustomFields, this.opts.fieldSet),
+      this.opts.clock,
+      idFactory(),
+    );
     this.integrationUserId = seedOrg(this.store).integrationUserId;
   }
 

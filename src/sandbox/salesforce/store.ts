@@ -29,9 +29,24 @@ export function sfDateTime(ms: number): string {
 
 const charLength = (s: string): number => [...s].length;
 
+/**
+ * An admin's rule that a field be filled on create: `rule` is a validation rule (formula
+ * `ISNEW() && ISBLANK(field)`, error shown at the field: FIELD_CUSTOM_VALIDATION_EXCEPTION with the
+ * rule's message and `fields: [field]`), `required` a field made required (REQUIRED_FIELD_MISSING).
+ * REST API Developer Guide, "Status Codes and Error Responses"; sObject Collections list them per
+ * record in `errors[]`.
+ */
+export interface ValidationRule {
+  object: string;
+  field: string;
+  kind: 'rule' | 'required';
+  message?: string | undefined;
+}
+
 /** The org's records in memory, with the validation Salesforce applies on create and update. */
 export class OrgStore {
   private records = new Map<string, Map<string, SfRecord>>();
+  validationRules: ValidationRule[] = [];
 
   constructor(
     readonly schema: Map<string, ObjectDef>,
@@ -124,6 +139,16 @@ export class OrgStore {
       .filter((fd) => fd.required && fd.defaultValue === undefined)
       .filter((fd) => merged[fd.name] === undefined || merged[fd.name] === null || merged[fd.name] === '')
       .map((fd) => fd.name);
+    const blank = (name: string) =>
+      merged[name] === undefined || merged[name] === null || merged[name] === '';
+    for (const rule of existing ? [] : this.validationRules) {
+      if (rule.object.toLowerCase() !== obj.name.toLowerCase() || !blank(rule.field)) continue;
+      if (rule.kind === 'required') missing.push(rule.field);
+      else {
+        const message = rule.message ?? `${rule.field} is required when logging a ${obj.name}`;
+        errors.push({ statusCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION', message, fields: [rule.field] });
+      }
+    }
     if (missing.length > 0) {
       errors.push({
         statusCode: 'REQUIRED_FIELD_MISSING',

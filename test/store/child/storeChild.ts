@@ -78,7 +78,6 @@ async function lead(db: Database): Promise<never> {
       name: 'test-leader',
       holder: options.workerId,
       ttlMs: options.ttlMs ?? 30_000,
-      now: new Date(),
     });
     if (leader !== leading) say({ leader, atMs: Date.now() });
     leading = leader;

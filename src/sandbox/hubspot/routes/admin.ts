@@ -19,10 +19,17 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
 
   // Form-encoded, no Authorization header (wire notes 1.1).
-  app.post<{ Body: Record<string, string> }>('/oauth/v1/token', async (req, reply) => {
+  app.post<{ Body: Record<string, string> }>('/oauth/2026-03/token', async (req, reply) => {
     const out = state.auth.token(req.body ?? {});
     reply.code(out.status);
     return out.body;
+  });
+
+  // The scopes the credentials hold (`null`: every scope), as when an admin edits a Service Key.
+  app.put<{ Body: { scopes: string[] | null } }>('/_admin/scopes', async (req) => {
+    const scopes = req.body?.scopes;
+    state.scopes = Array.isArray(scopes) ? new Set(scopes.map(String)) : undefined;
+    return { scopes: state.scopes ? [...state.scopes] : null };
   });
 
   app.get<{ Params: { type: string } }>('/_admin/objects/:type', async (req) => {
@@ -45,6 +52,7 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   app.get('/_admin/requests', async () => ({
     total: state.requests.records.length,
     byPath: state.requests.byPath(),
+    byPrefix: state.prefixCounts.counts,
     rateLimited: state.limits.rejected,
     requests: state.requests.records,
   }));
@@ -98,6 +106,24 @@ export function registerAdmin(app: FastifyInstance, state: SandboxState): void {
   });
 
   app.get('/_admin/refs', async () => state.refs);
+
+  // A portal rule: `property` required to create a record of `objectType` (store.requiredOnCreate).
+  app.post<{ Body: { objectType?: string; property?: string } }>(
+    '/_admin/validation-rules',
+    async (req, reply) => {
+      const type = objectType(String(req.body?.objectType ?? ''));
+      if (!req.body?.property) throw validationError('property is required');
+      store.requiredOnCreate.set(
+        type,
+        new Set([...(store.requiredOnCreate.get(type) ?? []), req.body.property]),
+      );
+      reply.code(204);
+    },
+  );
+  app.delete('/_admin/validation-rules', async (_req, reply) => {
+    store.requiredOnCreate.clear();
+    reply.code(204);
+  });
 
   app.post<{ Body: { withoutCustomProperties?: boolean } }>('/_admin/reset', async (req, reply) => {
     state.reset({ withCustomProperties: req.body?.withoutCustomProperties !== true });

@@ -19,7 +19,9 @@ const MAX_ASSOCIATION_INPUTS = 1000;
 const BATCH_READ_PAGE = 500;
 
 /**
- * Associations v4 (HubSpot associations v4 guide; public spec associations.json): list, batch read
+ * Associations on the dated paths (`/crm/associations/{version}/...`, `/crm/objects/{version}/{type}/
+ * {id}/associations/{toType}`), whose bodies are v4's (HubSpot API reference 2026-03/2026-09
+ * "Associations"; the 2026-09 folder of HubSpot-public-api-spec-collection): list, batch read
  * (an input without links is a NO_ASSOCIATIONS_FOUND error in a 207), batch create, batch archive,
  * and the single PUTs (201 labelled, 200 default).
  */
@@ -45,7 +47,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   app.get<{
     Params: { from: string; id: string; to: string };
     Querystring: { limit?: string; after?: string };
-  }>('/crm/v4/objects/:from/:id/associations/:to', async (req) => {
+  }>('/crm/objects/:version/:from/:id/associations/:to', async (req) => {
     const from = objectType(req.params.from);
     const to = objectType(req.params.to);
     const all = store.associated(from, req.params.id, to);
@@ -60,7 +62,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   });
 
   app.post<{ Params: { from: string; to: string }; Body: { inputs?: { id?: string; after?: string }[] } }>(
-    '/crm/v4/associations/:from/:to/batch/read',
+    '/crm/associations/:version/:from/:to/batch/read',
     async (req, reply) => {
       const { from, to, inputs } = batchRequest(req.params, req.body);
       const results: unknown[] = [];
@@ -122,7 +124,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   app.post<{
     Params: { from: string; to: string };
     Body: { inputs?: { from?: { id?: string }; to?: { id?: string }; types?: TypeSpec[] }[] };
-  }>('/crm/v4/associations/:from/:to/batch/create', async (req, reply) => {
+  }>('/crm/associations/:version/:from/:to/batch/create', async (req, reply) => {
     const { from, to, inputs } = batchRequest(req.params, req.body);
     const results: unknown[] = [];
     const errors: unknown[] = [];
@@ -150,7 +152,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
   app.post<{
     Params: { from: string; to: string };
     Body: { inputs?: { from?: { id?: string }; to?: { id?: string }[] }[] };
-  }>('/crm/v4/associations/:from/:to/batch/archive', async (req, reply) => {
+  }>('/crm/associations/:version/:from/:to/batch/archive', async (req, reply) => {
     const { from, to, inputs } = batchRequest(req.params, req.body);
     for (const input of inputs) {
       const fromId = String(input.from?.id ?? '');
@@ -162,7 +164,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
 
   // Answers 200; the SDK's createDefault accepts only 200.
   app.put<{ Params: { from: string; id: string; to: string; toId: string } }>(
-    '/crm/v4/objects/:from/:id/associations/default/:to/:toId',
+    '/crm/objects/:version/:from/:id/associations/default/:to/:toId',
     async (req) => {
       const from = objectType(req.params.from);
       const to = objectType(req.params.to);
@@ -185,7 +187,7 @@ export function registerAssociations(app: FastifyInstance, state: SandboxState):
 
   // Answers 201 only: the SDK throws on a 200 here (wire notes 1.3).
   app.put<{ Params: { from: string; id: string; to: string; toId: string }; Body: TypeSpec[] }>(
-    '/crm/v4/objects/:from/:id/associations/:to/:toId',
+    '/crm/objects/:version/:from/:id/associations/:to/:toId',
     async (req, reply) => {
       const from = objectType(req.params.from);
       const to = objectType(req.params.to);

@@ -8,7 +8,7 @@ interface UpdateInput {
 }
 
 /**
- * `POST /crm/v3/objects/:type/batch/update`: updates existing records by id ("Update a batch of
+ * `POST /crm/objects/:version/:type/batch/update`: updates existing records by id ("Update a batch of
  * deals by internal ID, or unique property values", HubSpot CRM API reference; the SDK accepts 200
  * and 207). As with batch upsert, a property that does not exist fails the whole batch (400); an
  * id with no record, or a bad value, fails only its input, named in the 207's `context.ids`.
@@ -16,7 +16,7 @@ interface UpdateInput {
 export function registerBatchUpdate(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
   app.post<{ Params: { type: string }; Body: { inputs?: UpdateInput[] } }>(
-    '/crm/v3/objects/:type/batch/update',
+    '/crm/objects/:version/:type/batch/update',
     async (req, reply) => {
       const type = objectType(req.params.type);
       const inputs = checkBatchSize(req.body?.inputs) as UpdateInput[];

@@ -12,25 +12,28 @@ import { matchesSearch, pageOf, sortObjects, validateSearch, type SearchRequest 
 export function registerObjectReads(app: FastifyInstance, state: SandboxState): void {
   const { store } = state;
 
-  app.post<{ Params: { type: string }; Body: SearchRequest }>('/crm/v3/objects/:type/search', async (req) => {
-    const type = objectType(req.params.type);
-    const body = req.body ?? {};
-    validateSearch(body);
-    const defs = store.properties[type];
-    const matching = [...store.objects[type].values()].filter(
-      (o) => !o.archived && matchesSearch(o, body, defs),
-    );
-    const sorted = sortObjects(matching, body.sorts, defs);
-    const { page, next, total } = pageOf(sorted, body.limit, body.after);
-    return {
-      total,
-      results: page.map((o) => store.view(type, o, body.properties)),
-      ...(next ? { paging: { next: { after: next, link: `?after=${next}` } } } : {}),
-    };
-  });
+  app.post<{ Params: { type: string }; Body: SearchRequest }>(
+    '/crm/objects/:version/:type/search',
+    async (req) => {
+      const type = objectType(req.params.type);
+      const body = req.body ?? {};
+      validateSearch(body);
+      const defs = store.properties[type];
+      const matching = [...store.objects[type].values()].filter(
+        (o) => !o.archived && matchesSearch(o, body, defs),
+      );
+      const sorted = sortObjects(matching, body.sorts, defs);
+      const { page, next, total } = pageOf(sorted, body.limit, body.after);
+      return {
+        total,
+        results: page.map((o) => store.view(type, o, body.properties)),
+        ...(next ? { paging: { next: { after: next, link: `?after=${next}` } } } : {}),
+      };
+    },
+  );
 
   app.get<{ Params: { type: string; id: string }; Querystring: Record<string, unknown> }>(
-    '/crm/v3/objects/:type/:id',
+    '/crm/objects/:version/:type/:id',
     async (req) => {
       const type = objectType(req.params.type);
       const idProperty = req.query.idProperty === undefined ? undefined : String(req.query.idProperty);
@@ -55,7 +58,7 @@ export function registerObjectReads(app: FastifyInstance, state: SandboxState): 
   app.post<{
     Params: { type: string };
     Body: { inputs?: { id?: string }[]; properties?: string[]; idProperty?: string };
-  }>('/crm/v3/objects/:type/batch/read', async (req, reply) => {
+  }>('/crm/objects/:version/:type/batch/read', async (req, reply) => {
     const type = objectType(req.params.type);
     const inputs = checkBatchSize(req.body?.inputs) as { id?: string }[];
     checkIdProperty(state, type, req.body?.idProperty);

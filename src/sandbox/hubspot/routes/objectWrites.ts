@@ -42,16 +42,19 @@ export function registerObjectWrites(app: FastifyInstance, state: SandboxState):
     return obj;
   };
 
-  app.post<{ Params: { type: string }; Body: CreateInput }>('/crm/v3/objects/:type', async (req, reply) => {
-    const type = objectType(req.params.type);
-    const obj = createOne(type, req.body ?? {});
-    reply.code(201);
-    return store.view(type, obj, Object.keys(req.body?.properties ?? {}));
-  });
+  app.post<{ Params: { type: string }; Body: CreateInput }>(
+    '/crm/objects/:version/:type',
+    async (req, reply) => {
+      const type = objectType(req.params.type);
+      const obj = createOne(type, req.body ?? {});
+      reply.code(201);
+      return store.view(type, obj, Object.keys(req.body?.properties ?? {}));
+    },
+  );
 
   // All or nothing: the inputs are checked before any is written.
   app.post<{ Params: { type: string }; Body: { inputs?: CreateInput[] } }>(
-    '/crm/v3/objects/:type/batch/create',
+    '/crm/objects/:version/:type/batch/create',
     async (req, reply) => {
       const type = objectType(req.params.type);
       const inputs = checkBatchSize(req.body?.inputs) as CreateInput[];
@@ -73,7 +76,7 @@ export function registerObjectWrites(app: FastifyInstance, state: SandboxState):
     Params: { type: string };
     Querystring: { idProperty?: string };
     Body: { inputs?: UpsertInput[] };
-  }>('/crm/v3/objects/:type/batch/upsert', async (req, reply) => {
+  }>('/crm/objects/:version/:type/batch/upsert', async (req, reply) => {
     const type = objectType(req.params.type);
     const inputs = checkBatchSize(req.body?.inputs) as UpsertInput[];
     const ids = inputs.map((i) => String(i.id ?? ''));
@@ -132,7 +135,7 @@ export function registerObjectWrites(app: FastifyInstance, state: SandboxState):
     Params: { type: string; id: string };
     Querystring: { idProperty?: string };
     Body: { properties?: Props };
-  }>('/crm/v3/objects/:type/:id', async (req) => {
+  }>('/crm/objects/:version/:type/:id', async (req) => {
     const type = objectType(req.params.type);
     checkIdProperty(state, type, req.query.idProperty);
     const obj = store.get(type, req.params.id, req.query.idProperty);

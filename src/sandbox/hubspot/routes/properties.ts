@@ -57,15 +57,15 @@ export function registerProperties(app: FastifyInstance, state: SandboxState): v
     return propertyView(def);
   };
 
-  app.get<{ Params: { type: string } }>('/crm/v3/properties/:type', async (req) => ({
+  app.get<{ Params: { type: string } }>('/crm/properties/:version/:type', async (req) => ({
     results: [...store.properties[objectType(req.params.type)].values()].map(propertyView),
   }));
 
-  app.get<{ Params: { type: string } }>('/crm/v3/properties/:type/groups', async (req) => ({
+  app.get<{ Params: { type: string } }>('/crm/properties/:version/:type/groups', async (req) => ({
     results: [...store.groups[objectType(req.params.type)].values()],
   }));
 
-  app.get<{ Params: { type: string; name: string } }>('/crm/v3/properties/:type/:name', async (req) => {
+  app.get<{ Params: { type: string; name: string } }>('/crm/properties/:version/:type/:name', async (req) => {
     const def = store.properties[objectType(req.params.type)].get(req.params.name);
     if (!def) {
       throw httpError(
@@ -78,7 +78,7 @@ export function registerProperties(app: FastifyInstance, state: SandboxState): v
   });
 
   app.post<{ Params: { type: string }; Body: PropertyInput }>(
-    '/crm/v3/properties/:type',
+    '/crm/properties/:version/:type',
     async (req, reply) => {
       const view = createProperty(objectType(req.params.type), req.body ?? {});
       reply.code(201);
@@ -87,7 +87,7 @@ export function registerProperties(app: FastifyInstance, state: SandboxState): v
   );
 
   app.post<{ Params: { type: string }; Body: { inputs?: PropertyInput[] } }>(
-    '/crm/v3/properties/:type/batch/create',
+    '/crm/properties/:version/:type/batch/create',
     async (req, reply) => {
       const type = objectType(req.params.type);
       const inputs = checkBatchSize(req.body?.inputs) as PropertyInput[];
@@ -107,7 +107,7 @@ export function registerProperties(app: FastifyInstance, state: SandboxState): v
   );
 
   app.post<{ Params: { type: string }; Body: { name?: string; label?: string; displayOrder?: number } }>(
-    '/crm/v3/properties/:type/groups',
+    '/crm/properties/:version/:type/groups',
     async (req, reply) => {
       const type = objectType(req.params.type);
       const name = req.body?.name ?? '';
@@ -133,7 +133,7 @@ export function registerProperties(app: FastifyInstance, state: SandboxState): v
     return { ...owner, type: 'PERSON', createdAt: at, updatedAt: at, archived: false, teams: [] };
   };
 
-  app.get<{ Params: { id: string } }>('/crm/v3/owners/:id', async (req, reply) => {
+  app.get<{ Params: { id: string } }>('/crm/owners/:version/:id', async (req, reply) => {
     const owner = store.owners.get(req.params.id);
     if (!owner) {
       reply.code(404);
@@ -142,8 +142,8 @@ export function registerProperties(app: FastifyInstance, state: SandboxState): v
     return ownerView(owner);
   });
 
-  // The list of active owners, paged (limit at most 500); the SDK asks for `/crm/v3/owners/`.
-  app.get<{ Querystring: { limit?: string; after?: string } }>('/crm/v3/owners/', async (req) => {
+  // The list of active owners, paged (limit at most 500); the SDK asks for `/crm/owners/:version/`.
+  app.get<{ Querystring: { limit?: string; after?: string } }>('/crm/owners/:version', async (req) => {
     const all = [...store.owners.values()];
     const start = Number(req.query.after ?? 0);
     const limit = Math.min(Number(req.query.limit ?? 100), 500);

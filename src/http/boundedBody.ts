@@ -1,0 +1,60 @@
+/**
+ * Reads a request body into a Buffer of at most `limit` bytes. A larger body is still read to its
+ * end (up to `drainLimit` bytes) and thrown away before the 413 goes out: a server that answers and
+ * closes while the sender is still writing makes the sender see a reset instead of the 413.
+ */
+import type { FastifyRequest } from 'fastify';
+
+/** Raised for a body over the limit; the route answers it with 413. */
+export class BodyTooLargeError extends Error {
+  readonly statusCode = 413;
+  readonly code = 'WEBHOOK_TOO_LARGE';
+  constructor(
+    readonly limit: number,
+    /** The connection must close after the answer: the rest of the body was not read. */
+    readonly unread: boolean,
+  ) {
+    super(`body exceeds ${limit} bytes`);
+  }
+}
+
+/** How much of an oversized body is read and discarded: enough for any honest sender's mistake. */
+export function drainLimitFor(limit: number): number {
+  return Math.max(16 * limit, 16 * 1024 * 1024);
+}
+
+/** A Fastify content-type parser (the stream form, so Fastify's own limit does not apply). */
+export function boundedBodyParser(limit: number, drainLimit = drainLimitFor(limit)) {
+  return (
+    request: FastifyRequest,
+    payload: NodeJS.ReadableStream,
+    done: (err: Error | null, body?: Buffer) => void,
+  ) => {
+    const declared = Number(request.headers['content-length']);
+    // Declared beyond what we would drain: refuse now rather than read it all.
+    if (Number.isFinite(declared) && declared > drainLimit) return done(new BodyTooLargeError(limit, true));
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let finished = false;
+    const finish = (err: Error | null, body?: Buffer) => {
+      if (finished) return;
+      finished = true;
+      payload.removeListener('data', onData);
+      payload.removeListener('end', onEnd);
+      payload.removeListener('error', onError);
+      done(err, body);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= limit) chunks.push(chunk);
+      else if (chunks.length > 0) chunks.length = 0; // keep nothing of a body that will be refused
+      if (received > drainLimit) finish(new BodyTooLargeError(limit, true));
+    };
+    const onEnd = () =>
+      finish(received > limit ? new BodyTooLargeError(limit, false) : null, Buffer.concat(chunks, received));
+    const onError = (err: Error) => finish(err);
+    payload.on('data', onData);
+    payload.on('end', onEnd);
+    payload.on('error', onError);
+  };
+}
