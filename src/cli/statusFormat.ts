@@ -2,6 +2,7 @@
 import { formatDecision } from '../crm/match/format.js';
 import type { MatchDecision } from '../crm/match/types.js';
 import { describeCallDealSignals, type CallDealSignalsView } from '../deals/callSignalsText.js';
+import { crmStandingLines } from '../worker/crmStanding.js';
 import type { StatusSnapshot } from '../worker/status.js';
 import { formatTable } from '../util/table.js';
 
@@ -54,6 +55,7 @@ export function formatStatus(s: StatusSnapshot): string {
     );
   }
   for (const w of s.drift ?? []) lines.push(`WARNING (${w.code}): ${w.message}`);
+  for (const w of crmStandingLines(s.crmStanding ?? {})) lines.push(`WARNING (${w.code}): ${w.message}`);
   lines.push('');
   if (s.recentFailures.length === 0) lines.push('Recent failures: none');
   else {

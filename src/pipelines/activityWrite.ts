@@ -86,19 +86,3 @@ export async function generateAfterStamp(
       );
   }
 }
-
-/**
- * Runs one batch write and maps its results by key. If the whole request fails, every key gets
- * that error (each call then retries or fails on its own).
- */
-export async function settleEach(
-  keys: string[],
-  write: () => Promise<WriteResult[]>,
-): Promise<Map<string, WriteResult>> {
-  if (keys.length === 0) return new Map();
-  try {
-    return new Map((await write()).map((r) => [r.key, r]));
-  } catch (error) {
-    return new Map(keys.map((key) => [key, { key, ok: false as const, error: error as Error }]));
-  }
-}

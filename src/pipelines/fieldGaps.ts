@@ -13,7 +13,6 @@ import { fieldFix } from '../crm/errors.js';
 import type { WriteResult } from '../crm/types.js';
 import type { Mapping } from '../mapping/types.js';
 import { clearFieldGaps, listFieldGaps, recordFieldGaps } from '../store/fieldGapRepo.js';
-import { settleEach } from './activityWrite.js';
 import type { PipelineDeps } from './deps.js';
 import { stampMissingWarning } from './followupStamp.js';
 
@@ -105,4 +104,20 @@ export function fieldGapWarnings(mapping: Mapping, omitted: readonly OmittedFiel
       stampMissingWarning(mapping, field) ??
       `${CRM_FIELD_MISSING}: the CRM has no ${object}.${field}, so it was written without it; ${fieldFix(mapping.crm, object, field)}`,
   );
+}
+
+/**
+ * Runs one batch write and maps its results by key. If the whole request fails, every key gets
+ * that error (each call then retries or fails on its own).
+ */
+export async function settleEach(
+  keys: string[],
+  write: () => Promise<WriteResult[]>,
+): Promise<Map<string, WriteResult>> {
+  if (keys.length === 0) return new Map();
+  try {
+    return new Map((await write()).map((r) => [r.key, r]));
+  } catch (error) {
+    return new Map(keys.map((key) => [key, { key, ok: false as const, error: error as Error }]));
+  }
 }

@@ -27,6 +27,7 @@ import { countHeldJobs, countJobs } from '../store/jobAdmin.js';
 import { recentSkips } from '../store/syncEventRepo.js';
 import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
+import { collectCrmStanding, type CrmStanding } from './crmStanding.js';
 import { POLL_CURSOR } from './poller.js';
 
 export interface StatusSnapshot {
@@ -84,6 +85,8 @@ export interface StatusSnapshot {
   };
   /** Silence and drift warnings raised now (src/drift/detectors.ts); empty when all is well. */
   drift: DriftWarning[];
+  /** Fields calls are written without, and calls a CRM rule refused (src/worker/crmStanding.ts). */
+  crmStanding?: CrmStanding;
   worker?: Record<string, unknown>;
 }
 
@@ -121,7 +124,11 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     if (j.state === 'queued') queuedByPriority[budgetPriorityOf(j.priority)]! += j.count;
   }
   const inProcess = deps.budgetStats?.();
-  const [forecast, drift] = await Promise.all([forecastFrom(deps, nowMs, ledger), judgeDrift(deps, nowMs)]);
+  const [forecast, drift, crmStanding] = await Promise.all([
+    forecastFrom(deps, nowMs, ledger),
+    judgeDrift(deps, nowMs),
+    collectCrmStanding(deps.db, deps.crm),
+  ]);
   return {
     generatedAt: new Date(nowMs).toISOString(),
     crm: deps.crm,
@@ -160,6 +167,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     },
     forecast,
     drift,
+    crmStanding,
     ...(deps.worker ? { worker: deps.worker() } : {}),
   };
 }

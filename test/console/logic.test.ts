@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordLinker } from '../../src/console/links.js';
 import { projectDailyCap } from '../../src/budget/forecast.js';
+import { formatStatus } from '../../src/cli/statusFormat.js';
 import { crmCredentialsRejected, standingWarnings } from '../../src/console/warnings.js';
 import { fixHint } from '../../src/console/hints.js';
 import { boundAddress } from '../../src/worker/boundAddress.js';
@@ -65,6 +66,39 @@ describe('standing warnings', () => {
       'DAILY_CAP_REACHED',
       'WEBHOOK_SILENCE',
     ]);
+  });
+  it('names each field calls are written without and each CRM rule refusal, with the fix (issue 21)', () => {
+    const s = snapshot({
+      crmStanding: {
+        fieldGaps: [
+          {
+            object: 'EmailMessage',
+            field: 'CrmSync_Call_Id__c',
+            since: '2026-11-28T10:00:00.000Z',
+            fix: 'create EmailMessage.CrmSync_Call_Id__c in Salesforce Setup',
+          },
+        ],
+        refusals: [{ calls: 3, message: 'the portal requires `hs_call_disposition` on calls: map it' }],
+      },
+    });
+    expect(standingWarnings(s)).toEqual([
+      {
+        code: 'CRM_FIELD_MISSING',
+        message:
+          'calls are written without EmailMessage.CrmSync_Call_Id__c, which the CRM lacks (since 2026-11-28T10:00:00.000Z): create EmailMessage.CrmSync_Call_Id__c in Salesforce Setup',
+      },
+      {
+        code: 'CRM_VALIDATION_REJECTED',
+        message:
+          '3 call(s) refused: the portal requires `hs_call_disposition` on calls: map it; then `crm-sync replay --code CRM_VALIDATION_REJECTED`',
+      },
+    ]);
+    // `crm-sync status` prints the same, one WARNING line each.
+    const text = formatStatus(s);
+    expect(text).toContain(
+      'WARNING (CRM_FIELD_MISSING): calls are written without EmailMessage.CrmSync_Call_Id__c, which the CRM lacks',
+    );
+    expect(text).toContain('WARNING (CRM_VALIDATION_REJECTED): 3 call(s) refused: the portal requires');
   });
   it("reads CRM credentials from the worker's own judgement, else from jobs held back on CRM_AUTH", () => {
     expect(crmCredentialsRejected(snapshot({ worker: { crmCredentials: { accepted: false } } }))).toBe(true);

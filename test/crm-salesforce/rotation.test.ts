@@ -19,6 +19,7 @@ import { refreshTokensFor } from '../../src/store/crmCredentialStore.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { captureIo, configFrom, salesforceEnv } from '../cli/helpers.js';
 import {
+  createEmptyDatabase,
   createMigratedDatabase,
   DATABASE_KINDS,
   openTestDatabase,
@@ -153,6 +154,23 @@ describe('Salesforce refresh token rotation: the admin authorises again', () => 
       }),
     });
     expect(again.status).toBe(400);
+  });
+});
+
+describe('Salesforce refresh token rotation on a database not migrated yet', () => {
+  it('doctor migrates nothing and says to run crm-sync migrate, presenting no token', async () => {
+    const clock = new FakeClock();
+    target = await createEmptyDatabase(DATABASE_KINDS.at(-1)!);
+    const config = await setup(clock, {
+      CREDENTIALS_KEY: KEY,
+      ...(target.url ? { DATABASE_URL: target.url } : {}),
+      DATA_DIR: target.dataDir,
+    });
+    const io = captureIo();
+    expect(await runDoctor(config, io, {}, { clock })).toBe(1);
+    expect(io.text()).toContain('the database has no crm_credential table yet');
+    expect(io.text()).toContain('crm-sync migrate');
+    expect((await requestCounts(sb!)).counts[TOKEN] ?? 0).toBe(0);
   });
 });
 

@@ -6,13 +6,16 @@
  * by the periodic re-check. Only the upsert key stops a write: CRM_KEY_FIELD_MISSING.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import { loadMappings } from '../../src/mapping/index.js';
 import { outcomeOf } from '../../src/pipelines/outcome.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { CUSTOM_FIELDS } from '../../src/sandbox/salesforce/schema.js';
 import { listFieldGaps } from '../../src/store/fieldGapRepo.js';
 import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
+import { collectCrmStanding, crmStandingLines } from '../../src/worker/crmStanding.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';
@@ -78,10 +81,22 @@ describe('an org with the previous release’s field set (Salesforce)', () => {
       ]),
     );
 
+    // Status, /readyz, the console and doctor read the standing warning from here.
+    expect(crmStandingLines(await collectCrmStanding(db, 'salesforce'))).toEqual(
+      expect.arrayContaining([
+        {
+          code: 'CRM_FIELD_MISSING',
+          message: expect.stringMatching(
+            /^calls are written without EmailMessage\.CrmSync_Call_Id__c, which the CRM lacks \(since .*\): create EmailMessage\.CrmSync_Call_Id__c in Salesforce Setup/,
+          ),
+        },
+      ]),
+    );
+
     // The next batch (as another replica would) skips the known gaps: no refused request at all.
     const before = refused();
     const second = await writeBack(deps, ids.slice(4));
-    expect([...second.values()].every((r) => r.kind === 'done')).toBe(true);
+    expect([...second.values()].filter((r) => r.kind !== 'done')).toEqual([]);
     expect(refused()).toBe(before);
     console.warn(
       `second batch: ${JSON.stringify({ written: second.size, refusedRequests: refused() - before })}`,
@@ -132,5 +147,53 @@ describe('an org with the previous release’s field set (Salesforce)', () => {
     } finally {
       await org.close();
     }
+  });
+});
+
+describe('a portal without the newer optional properties (HubSpot)', () => {
+  const database = useMigratedDatabase('embedded');
+  let stack: BatchStack;
+  let hs: HubSpotSandbox;
+  const hubspot = loadMappings(CONFIG_DIR, 'hubspot');
+  beforeAll(async () => {
+    [stack, hs] = await Promise.all([startBatchStack(), startHubSpotSandbox()]);
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await hs?.close();
+  });
+
+  it('writes each call without them, warned; only a missing upsert key stops the write', async () => {
+    const db = database().db.prisma;
+    const adapter = createHubSpotAdapter({ config: { baseUrl: hs.url, accessToken: hs.accessToken } });
+    const deps = stack.deps(db, adapter, hubspot);
+    // The notes' call id and the deal signals came with a later release.
+    hs.state.store.properties.notes.delete('crmsync_call_id');
+    for (const name of [...hs.state.store.properties.deals.keys()].filter((n) => n.startsWith('crmsync_')))
+      hs.state.store.properties.deals.delete(name);
+    const ids = [await stack.analysedCall(PEOPLE[0]!), await stack.analysedCall(PEOPLE[2]!)];
+    const results = await writeBack(deps, ids);
+    expect([...results.values()].filter((r) => r.kind !== 'done')).toEqual([]);
+    for (const id of ids) {
+      const row = await getSyncStatus(db, id, 'hubspot');
+      expect(row?.state).toBe('written_back');
+      expect(row?.warnings).toContainEqual(
+        'CRM_FIELD_MISSING: the CRM has no notes.crmsync_call_id, so it was written without it; run `crm-sync doctor --fix` to create the notes property crmsync_call_id',
+      );
+      expect(row?.crmFollowupIds.length).toBeGreaterThan(0);
+    }
+    expect((await listFieldGaps(db, 'hubspot')).map((g) => `${g.object}.${g.field}`)).toContain(
+      'notes.crmsync_call_id',
+    );
+
+    // Without the calls' upsert key nothing can be written once: the call fails, saying so.
+    hs.state.store.properties.calls.delete('crmsync_call_id');
+    const id = await stack.analysedCall(PEOPLE[3]!);
+    const result = (await writeBack(deps, [id])).get(id);
+    expect(outcomeOf((result as { error: unknown }).error, Date.now())).toMatchObject({
+      kind: 'fail',
+      code: 'CRM_KEY_FIELD_MISSING',
+      message: expect.stringContaining('HubSpot has no calls.crmsync_call_id, the upsert key'),
+    });
   });
 });

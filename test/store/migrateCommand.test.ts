@@ -38,7 +38,8 @@ describe('crm-sync migrate', () => {
     } finally {
       await target.drop(false);
     }
-  });
+    // Two child processes that each open the embedded database: seconds apiece on a loaded machine.
+  }, 120_000);
 
   it.runIf(TEST_DATABASE_URL)(
     'prints the migrations it applied to PostgreSQL, without the password',
