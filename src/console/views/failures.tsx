@@ -38,7 +38,9 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
               <input type="hidden" name="code" value={g.code} />
               <input type="hidden" name="back" value="/console/failures" />
               <RegenerateBox />
-              <button type="submit">Replay these {count(g.count)}</button>
+              <button type="submit">
+                {g.count === 1 ? 'Replay this call' : `Replay these ${count(g.count)}`}
+              </button>
             </ActionForm>
           )}
         </section>
