@@ -191,15 +191,27 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     const res = await app.inject({ method: 'GET', url: '/console/failures', headers: auth });
     expect(res.body).toContain('data-code="CRM_REJECTED"');
     expect(res.body).toContain('Replay these 2');
+    expect(res.body).toMatch(/Latest message: <span class="mono">[^<]*FIELD_CUSTOM_VALIDATION_EXCEPTION/);
     expect(res.body).toContain(`name="csrf" value="${keys.csrf}"`);
     expect(res.body).toContain('fix the mapping or the field');
     const one = renderToString(
       h(FailuresBody, {
         csrf: 't',
-        groups: [{ code: 'CRM_REJECTED', count: 1, lastFailedAt: new Date(0), sampleCallIds: ['c1'] }],
+        groups: [
+          {
+            code: 'CRM_REJECTED',
+            count: 1,
+            lastFailedAt: new Date(0),
+            sampleCallIds: ['c1'],
+            lastMessage: 'FIELD_CUSTOM_VALIDATION_EXCEPTION: Amount must be positive',
+          },
+        ],
       }),
     );
     expect(one).toContain('Replay this call');
+    expect(one).toContain(
+      'Latest message: <span class="mono">FIELD_CUSTOM_VALIDATION_EXCEPTION: Amount must be positive',
+    );
     expect(one).not.toContain('Replay these');
   });
 
