@@ -6,6 +6,9 @@ import { crmStandingLines } from '../worker/crmStanding.js';
 import type { StatusSnapshot } from '../worker/status.js';
 import { formatTable } from '../util/table.js';
 
+/** Text tables fit a terminal this wide: long reasons wrap rather than being cut (issue 23). */
+const CLI_WIDTH = 100;
+
 export function formatStatus(s: StatusSnapshot): string {
   const lines: string[] = [];
   lines.push(`crm-sync status (${s.crm}) at ${s.generatedAt}`, '');
@@ -69,8 +72,9 @@ export function formatStatus(s: StatusSnapshot): string {
           f.code ?? '',
           f.attempts,
           f.nextAttemptAt ?? '-',
-          (f.message ?? '').slice(0, 80),
+          f.message ?? '',
         ]),
+        { width: CLI_WIDTH },
       ),
     );
   }
@@ -79,7 +83,8 @@ export function formatStatus(s: StatusSnapshot): string {
     lines.push(
       formatTable(
         ['call', 'at', 'reason'],
-        s.recentSkips.map((k) => [k.callId, k.at, (k.reason ?? '').slice(0, 80)]),
+        s.recentSkips.map((k) => [k.callId, k.at, k.reason ?? '']),
+        { width: CLI_WIDTH },
       ),
     );
   }
@@ -128,11 +133,11 @@ export function formatCall(view: CallView): string {
     h.at instanceof Date ? h.at.toISOString() : String(h.at),
     h.fromState ?? '(new)',
     h.toState,
-    (h.detail ?? '').slice(0, 100),
+    h.detail ?? '',
   ]);
   const list = Array.isArray(warnings) ? (warnings as string[]) : [];
   return [
-    formatTable(['field', 'value'], fields),
+    formatTable(['field', 'value'], fields, { width: CLI_WIDTH }),
     '',
     'Why these CRM records',
     matchDecision ? formatDecision(matchDecision as MatchDecision) : '(not recorded)',
@@ -142,6 +147,6 @@ export function formatCall(view: CallView): string {
       : ['', 'Deal signals', describeCallDealSignals(view.dealSignals)]),
     '',
     'History',
-    formatTable(['at', 'from', 'to', 'detail'], history),
+    formatTable(['at', 'from', 'to', 'detail'], history, { width: CLI_WIDTH }),
   ].join('\n');
 }

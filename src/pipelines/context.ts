@@ -55,7 +55,8 @@ export async function runContextJob(deps: PipelineDeps, payload: ContextJobPaylo
     to: 'context_pushed',
     expectedFrom: 'discovered',
     now,
-    detail: `context pushed (${lookup.matchedBy})`,
+    // The event's type already says "context pushed"; the detail says how the records were found.
+    detail: `matched by ${lookup.matchedBy}`,
     set: {
       contextPushedAt: now,
       crmContactId: lookup.contact?.id ?? null,

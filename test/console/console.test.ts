@@ -3,7 +3,10 @@
  * TEST_DATABASE_URL is set), through app.inject: the same numbers as the status snapshot, failures
  * by code, search, the call page with its match decision, replay by code.
  */
+import { h } from 'preact';
+import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FailuresBody } from '../../src/console/views/failures.js';
 import type { FastifyInstance } from 'fastify';
 import type { MatchDecision } from '../../src/crm/match/types.js';
 import { DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
@@ -188,8 +191,35 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     const res = await app.inject({ method: 'GET', url: '/console/failures', headers: auth });
     expect(res.body).toContain('data-code="CRM_REJECTED"');
     expect(res.body).toContain('Replay these 2');
+    expect(res.body).toMatch(/Latest message: <span class="mono">[^<]*FIELD_CUSTOM_VALIDATION_EXCEPTION/);
     expect(res.body).toContain(`name="csrf" value="${keys.csrf}"`);
     expect(res.body).toContain('fix the mapping or the field');
+    const one = renderToString(
+      h(FailuresBody, {
+        csrf: 't',
+        groups: [
+          {
+            code: 'CRM_REJECTED',
+            count: 1,
+            lastFailedAt: new Date(0),
+            sampleCallIds: ['c1'],
+            lastMessage: 'FIELD_CUSTOM_VALIDATION_EXCEPTION: Amount must be positive',
+          },
+        ],
+      }),
+    );
+    expect(one).toContain('Replay this call');
+    expect(one).toContain(
+      'Latest message: <span class="mono">FIELD_CUSTOM_VALIDATION_EXCEPTION: Amount must be positive',
+    );
+    expect(one).not.toContain('Replay these');
+  });
+
+  it('serves /favicon.ico to anyone, so pages cause no 404', async () => {
+    const res = await app.inject({ method: 'GET', url: '/favicon.ico' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('image/svg+xml');
+    expect(res.body).toContain('<svg');
   });
 
   it('finds calls by id, email and company, and opens an exact id directly', async () => {

@@ -21,6 +21,11 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
           <h2>
             <span class="mono">{g.code ?? 'no code'}</span> <span class="pill bad">{count(g.count)}</span>
           </h2>
+          {g.lastMessage && (
+            <p class="message">
+              Latest message: <span class="mono">{g.lastMessage}</span>
+            </p>
+          )}
           <p class="hint">{fixHint(g.code)}</p>
           <p class="muted">
             Last failed {utc(g.lastFailedAt)}. Recent:{' '}
@@ -38,7 +43,9 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
               <input type="hidden" name="code" value={g.code} />
               <input type="hidden" name="back" value="/console/failures" />
               <RegenerateBox />
-              <button type="submit">Replay these {count(g.count)}</button>
+              <button type="submit">
+                {g.count === 1 ? 'Replay this call' : `Replay these ${count(g.count)}`}
+              </button>
             </ActionForm>
           )}
         </section>
