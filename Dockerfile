@@ -12,7 +12,9 @@ COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# The sandboxes are trial and test stand-ins, not part of a production worker.
+# `npm run build` also makes dist/pglite-template (the embedded database a first start loads
+# instead of running initdb). The sandboxes are trial and test stand-ins, not part of a
+# production worker.
 RUN npm run build && rm -rf dist/sandbox
 # Production dependencies only. --omit=optional --omit=peer: @prisma/client declares prisma and
 # typescript as optional peers, which keeps both (and Prisma Studio) through a plain

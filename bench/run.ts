@@ -351,6 +351,28 @@ async function memoryRow(): Promise<void> {
         `second start, nothing queued, heap used ${r.idle.settledHeapUsedMb.toFixed(0)} MB, peak ${hwm(r.idle.vmHwmMb)} MB; first start on a fresh database ${r.firstStart.settledRssMb.toFixed(0)} MB (peak ${hwm(r.firstStart.vmHwmMb)} MB)`,
       ),
     );
+    const at20s = (v: number | null) => (v === null ? '?' : `${v.toFixed(0)} MB`);
+    rows.push(
+      figureRow(
+        embedded ? 'rssAt20sEmbedded' : 'rssAt20sPg',
+        r.firstStart.rssAt20sMb,
+        `VmRSS 20 s after spawning \`crm-sync start\` (compiled, bin/crm-sync.js) on a fresh database; second start ${at20s(r.idle.rssAt20sMb)}`,
+      ),
+    );
+    if (embedded) {
+      rows.push(
+        figureRow(
+          'firstStartPeakEmbedded',
+          r.firstStart.vmHwmMb,
+          `VmHWM of the first start (the pre-built data directory from \`npm run build\`, then migrations), settled ${r.firstStart.settledRssMb.toFixed(0)} MB`,
+        ),
+        figureRow(
+          'existingStartPeakEmbedded',
+          r.idle.vmHwmMb,
+          `VmHWM of the second start; with ${r.jobs} calls queued ${hwm(r.queued.vmHwmMb)} MB`,
+        ),
+      );
+    }
     rows.push(
       figureRow(
         embedded ? 'queuedCostEmbedded' : 'queuedCostPg',

@@ -19,6 +19,10 @@ export type FigureId =
   | 'rssIdleEmbedded'
   | 'queuedCostPg'
   | 'queuedCostEmbedded'
+  | 'firstStartPeakEmbedded'
+  | 'existingStartPeakEmbedded'
+  | 'rssAt20sPg'
+  | 'rssAt20sEmbedded'
   | 'soakSlopePg'
   | 'soakSlopeEmbedded';
 
@@ -118,6 +122,33 @@ export const FIGURES: Record<FigureId, Figure> = {
     target: '<= 30 MB',
     format: mb,
     meets: atMost(30),
+  },
+  firstStartPeakEmbedded: {
+    metric: 'peak RSS, first start on a fresh embedded data directory',
+    // A 512 MB container with room for the work that follows (issue 24).
+    target: '<= 300 MB',
+    format: mb,
+    meets: atMost(300),
+  },
+  existingStartPeakEmbedded: {
+    metric: 'peak RSS, start on an existing embedded data directory',
+    target: '<= 300 MB',
+    format: mb,
+    meets: atMost(300),
+  },
+  // What an operator reads from /proc 20 s after `crm-sync start` on a first start: the idle
+  // rows' targets hold for it too.
+  rssAt20sPg: {
+    metric: 'worker RSS 20 s after a first start, from /proc (PostgreSQL)',
+    target: '<= 120 MB',
+    format: mb,
+    meets: atMost(120),
+  },
+  rssAt20sEmbedded: {
+    metric: 'worker RSS 20 s after a first start, from /proc (embedded)',
+    target: '<= 200 MB',
+    format: mb,
+    meets: atMost(200),
   },
   soakSlopePg: {
     metric: 'RSS slope after warm-up, steady call flow, 30 min soak (PostgreSQL)',

@@ -8,12 +8,13 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from './harness.js';
 
 export const COMPILED_ROOT = path.join(REPO_ROOT, 'node_modules', '.cache', 'crm-sync-bench');
 
 /**
- * Compiles src/ (about 30 s on 2 cores) and returns the CLI entry to run with node: a copy of
+ * Compiles src/ (about 30 s on 2 cores), builds the embedded template (as `npm run build`) and returns the CLI entry to run with node: a copy of
  * bin/crm-sync.js next to the output, which runs it (and `start` its node flags, src/cli/nodeFlags.ts)
  * as the image's ENTRYPOINT does. `root`: another directory, so that two benchmarks running at
  * once (the soak's two databases) do not remove each other's build.
@@ -31,6 +32,17 @@ export function compileWorker(root = COMPILED_ROOT): string {
       'tsconfig.build.json',
       '--outDir',
       outDir,
+    ],
+    { cwd: REPO_ROOT, stdio: 'inherit' },
+  );
+  // As `npm run build` does: the embedded database's template, which a first start loads.
+  const builder = pathToFileURL(path.join(outDir, 'store', 'buildEmbeddedTemplate.js')).href;
+  execFileSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `await (await import(${JSON.stringify(builder)})).buildEmbeddedTemplate();`,
     ],
     { cwd: REPO_ROOT, stdio: 'inherit' },
   );

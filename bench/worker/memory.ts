@@ -24,6 +24,8 @@ export interface MemorySample {
   /** The kernel's high-water mark of the child's RSS (null off Linux). */
   vmHwmMb: number | null;
   samples: number;
+  /** RSS 20 s after the process was spawned, as an operator reads it from /proc (null off Linux). */
+  rssAt20sMb: number | null;
   /** Jobs still queued when sampling ended. */
   waitingAtEnd: number;
 }
@@ -45,6 +47,8 @@ export interface MemoryResult {
 }
 
 const MB = 1024 * 1024;
+/** When an operator reads the worker's RSS after `crm-sync start` (issue 24). */
+const AT_SECONDS = 20;
 /** The short queue of the `busy` start. */
 export const BUSY_JOBS = 50;
 
@@ -137,12 +141,14 @@ export function vmRssBytes(pid: number | undefined): number | null {
 }
 
 /**
- * Starts the worker, samples its RSS every 500 ms for `seconds`, stops it. On Linux the RSS comes
+ * Starts the worker, samples its RSS every 500 ms for `seconds` (and reads it once 20 s after the
+ * spawn, waiting for that if `seconds` is shorter), stops it. On Linux the RSS comes
  * from /proc and the worker's /metrics is read once, at the end (a scrape every 500 ms keeps an
  * idle worker busy building the exposition: PostgreSQL idle read 129 MB that way and 122 MB from
  * /proc, a few minutes apart); elsewhere from /metrics.
  */
 async function sampleWorker(env: Env, seconds: number, entry: string | undefined): Promise<MemorySample> {
+  const spawnedAt = Date.now();
   const { child, url } = await startChild(env, entry);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
@@ -154,8 +160,11 @@ async function sampleWorker(env: Env, seconds: number, entry: string | undefined
       return metric(text, 'process_resident_memory_bytes') ?? Number.NaN;
     };
     const end = Date.now() + seconds * 1000;
-    while (Date.now() < end) {
-      rss.push(vmRssBytes(child.pid) ?? (await scrape()));
+    let at20s: number | null = null;
+    while (Date.now() < end || (at20s === null && Date.now() < spawnedAt + 25_000)) {
+      const reading = vmRssBytes(child.pid);
+      if (at20s === null && Date.now() - spawnedAt >= AT_SECONDS * 1000) at20s = reading ?? Number.NaN;
+      if (Date.now() < end) rss.push(reading ?? (await scrape()));
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     if (heap.length === 0) await scrape();
@@ -168,6 +177,7 @@ async function sampleWorker(env: Env, seconds: number, entry: string | undefined
       settledHeapUsedMb: median(heap.slice(Math.floor(heap.length / 2))) / MB,
       vmHwmMb: vmHwmMb(child.pid),
       samples: rss.length,
+      rssAt20sMb: at20s === null || Number.isNaN(at20s) ? null : at20s / MB,
       waitingAtEnd: status.jobs.byState.queued ?? 0,
     };
   } finally {

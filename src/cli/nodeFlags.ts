@@ -18,12 +18,22 @@
  *   default 128 KB (CPU per call unchanged); embedded 222 -> ~196 MB with 4 MB, where 128 KB
  *   cost ~10 % more backfill CPU (PGlite's buffers come and go) and 4 MB measured neutral.
  *
+ * - Embedded, --liftoff-only: WebAssembly runs on V8's baseline compiler only. Without it, every
+ *   start (first or not) peaked at 700-750 MB (VmHWM) for ~3 s while TurboFan compiled the
+ *   WebAssembly the worker's first queries ran, for a worker that then idles at ~190 MB: a 512 MB
+ *   container could not start it (issue 24). With it the compiled worker's start peaked at
+ *   219 MB and reached `listening` in 4.7 s instead of 9-13 (loaded machine). Neither a later
+ *   tier-up (--wasm-tiering-budget=100000000), --no-wasm-tier-up nor --no-wasm-inlining lowered
+ *   the peak (700-750 MB). The price is PGlite's speed: the no-limit backfill measured ~35 %
+ *   slower (docs/performance.md); a deployment that needs the rate uses PostgreSQL, or sets
+ *   CRM_SYNC_NODE_FLAGS=off with the memory for it.
+ *
  * glibc reads its MALLOC_* variables at process start only, hence the re-exec.
  */
 export const PROCESS_SETUP: Record<Database, { flags: string[]; env: Record<string, string> }> = {
   postgresql: { flags: ['--v8-pool-size=1'], env: { MALLOC_TRIM_THRESHOLD_: '131072' } },
   embedded: {
-    flags: ['--v8-pool-size=1'],
+    flags: ['--v8-pool-size=1', '--liftoff-only'],
     env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304' },
   },
 };

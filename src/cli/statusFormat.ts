@@ -2,8 +2,12 @@
 import { formatDecision } from '../crm/match/format.js';
 import type { MatchDecision } from '../crm/match/types.js';
 import { describeCallDealSignals, type CallDealSignalsView } from '../deals/callSignalsText.js';
+import { crmStandingLines } from '../worker/crmStanding.js';
 import type { StatusSnapshot } from '../worker/status.js';
 import { formatTable } from '../util/table.js';
+
+/** Text tables fit a terminal this wide: long reasons wrap rather than being cut (issue 23). */
+const CLI_WIDTH = 100;
 
 export function formatStatus(s: StatusSnapshot): string {
   const lines: string[] = [];
@@ -36,8 +40,14 @@ export function formatStatus(s: StatusSnapshot): string {
   );
   const crmCredentials = s.worker?.crmCredentials as
     { accepted?: boolean | null; detail?: string } | undefined;
-  if (s.worker?.serviceKeyRejected)
-    lines.push('WARNING: the Service rejected SERVICE_API_KEY (401); replace it.');
+  // The worker's flag when it answered; else (PostgreSQL, read directly) the jobs it held back.
+  if (s.worker?.serviceKeyRejected || (s.serviceKey?.heldJobs ?? 0) > 0)
+    lines.push(
+      `WARNING: the Service rejected SERVICE_API_KEY (401); replace it and restart the worker.` +
+        ((s.serviceKey?.heldJobs ?? 0) > 0
+          ? ` ${s.serviceKey!.heldJobs} job(s) wait for a working key.`
+          : ''),
+    );
   if (crmCredentials?.accepted === false)
     lines.push(`WARNING: ${crmCredentials.detail ?? 'CRM credentials rejected'}`);
   if (s.crmCredentials.heldJobs > 0) {
@@ -48,6 +58,7 @@ export function formatStatus(s: StatusSnapshot): string {
     );
   }
   for (const w of s.drift ?? []) lines.push(`WARNING (${w.code}): ${w.message}`);
+  for (const w of crmStandingLines(s.crmStanding ?? {})) lines.push(`WARNING (${w.code}): ${w.message}`);
   lines.push('');
   if (s.recentFailures.length === 0) lines.push('Recent failures: none');
   else {
@@ -61,8 +72,9 @@ export function formatStatus(s: StatusSnapshot): string {
           f.code ?? '',
           f.attempts,
           f.nextAttemptAt ?? '-',
-          (f.message ?? '').slice(0, 80),
+          f.message ?? '',
         ]),
+        { width: CLI_WIDTH },
       ),
     );
   }
@@ -71,7 +83,8 @@ export function formatStatus(s: StatusSnapshot): string {
     lines.push(
       formatTable(
         ['call', 'at', 'reason'],
-        s.recentSkips.map((k) => [k.callId, k.at, (k.reason ?? '').slice(0, 80)]),
+        s.recentSkips.map((k) => [k.callId, k.at, k.reason ?? '']),
+        { width: CLI_WIDTH },
       ),
     );
   }
@@ -120,11 +133,11 @@ export function formatCall(view: CallView): string {
     h.at instanceof Date ? h.at.toISOString() : String(h.at),
     h.fromState ?? '(new)',
     h.toState,
-    (h.detail ?? '').slice(0, 100),
+    h.detail ?? '',
   ]);
   const list = Array.isArray(warnings) ? (warnings as string[]) : [];
   return [
-    formatTable(['field', 'value'], fields),
+    formatTable(['field', 'value'], fields, { width: CLI_WIDTH }),
     '',
     'Why these CRM records',
     matchDecision ? formatDecision(matchDecision as MatchDecision) : '(not recorded)',
@@ -134,6 +147,6 @@ export function formatCall(view: CallView): string {
       : ['', 'Deal signals', describeCallDealSignals(view.dealSignals)]),
     '',
     'History',
-    formatTable(['at', 'from', 'to', 'detail'], history),
+    formatTable(['at', 'from', 'to', 'detail'], history, { width: CLI_WIDTH }),
   ].join('\n');
 }

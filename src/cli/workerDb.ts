@@ -69,7 +69,14 @@ export async function openRefreshTokens(
       'the running worker holds the embedded database, and with it the refresh token Salesforce rotates: stop the worker for this command, or run both on PostgreSQL (DATABASE_URL)',
     );
   }
-  const { migrate } = await import('../store/migrations.js');
-  await migrate(database);
+  // Like doctor's database check, a CLI command migrates nothing: the worker (or `crm-sync migrate`) does.
+  const [table] = await database.prisma.$queryRaw<{ found: string | null }[]>`
+    SELECT to_regclass('crm_credential')::text AS found`;
+  if (!table?.found) {
+    await database.close();
+    throw new Error(
+      'the database has no crm_credential table yet (it holds the refresh token the CRM rotates): run "crm-sync migrate", or start the worker once, then run this command again',
+    );
+  }
   return { refreshTokens: refreshTokensFor(config, database.prisma)!, close: () => database.close() };
 }

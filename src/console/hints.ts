@@ -10,7 +10,7 @@ const HINTS: Record<string, string> = {
   SERVICE_BAD_RESPONSE:
     'The Service answered something unreadable. Replay; if it repeats, contact the Service.',
   SERVICE_UNAUTHORIZED:
-    'The Service rejected the API key. Replace SERVICE_API_KEY, restart the worker, then replay.',
+    'The Service rejected the API key. Replace SERVICE_API_KEY and restart the worker: the calls held meanwhile resume by themselves, no replay needed.',
   SERVICE_NOT_READY:
     'The Service had no analysis for this call 48 hours after it (or, for an older call found by a backfill, when crm-sync looked). Replay once the analysis shows at the Service.',
   SERVICE_RATE_LIMITED:
@@ -18,7 +18,8 @@ const HINTS: Record<string, string> = {
   SERVICE_DAILY_CAP: 'The daily request cap was spent. The work resumes after midnight UTC; replay then.',
   BUDGET_DAILY_CAP: 'The daily request cap was spent. The work resumes after midnight UTC; replay then.',
   SERVICE_TRANSIENT: 'The Service was unreachable. Replay when it is back.',
-  CRM_AUTH: 'The CRM rejected the credentials. Fix them (crm-sync doctor checks), restart, then replay.',
+  CRM_AUTH:
+    'The CRM rejected the credentials. Fix the setting crm-sync doctor names and restart the worker: the calls held meanwhile resume by themselves, no replay needed.',
   CRM_RATE_LIMITED: 'The CRM’s rate limit was hit. Replay after its reset.',
   CRM_DAILY_LIMIT: 'The CRM’s daily API limit was spent. Replay after its reset.',
   CRM_REJECTED:

@@ -20,6 +20,11 @@ import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { sendPage } from './render.js';
 import { LoginPage } from './views/login.js';
 
+/** Two arrows in a circle: sync. SVG, which browsers take for /favicon.ico by its content type. */
+const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7.5" fill="#1f6feb"/>' +
+  '<path d="M4 7h6l-2-2M12 9H6l2 2" stroke="#fff" stroke-width="1.5" fill="none"/></svg>';
+
 export function consolePublicRoutes(
   keys: AccessKeys,
   throttle: SignInThrottle = createSignInThrottle(systemClock),
@@ -38,6 +43,9 @@ export function consolePublicRoutes(
     app.get('/console/assets/console.js', async (_req, reply) =>
       reply.type('text/javascript; charset=utf-8').send(CONSOLE_JS),
     );
+
+    // Browsers ask for it on every page; a 404 there filled the log and the devtools console.
+    app.get('/favicon.ico', async (_req, reply) => reply.type('image/svg+xml').send(FAVICON_SVG));
 
     app.get('/console/login', async (_req, reply) => {
       // Without ADMIN_TOKEN there is nothing to sign in with: loopback requests go straight in.
@@ -68,6 +76,8 @@ export function consolePublicRoutes(
         req.log.warn('console sign-in refused: wrong admin token');
         return sendPage(reply, <LoginPage failed />, 401);
       }
+      // Expired rows go at each sign-in, so the table holds live sessions only.
+      await keys.sessions.prune();
       const id = await keys.sessions.create();
       const cookie = sessionCookie(id, keys.sessions.expiry.absoluteSeconds, secureFor(req, keys));
       return reply.header('set-cookie', cookie).redirect('/console', 303);

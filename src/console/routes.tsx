@@ -19,6 +19,7 @@ import { FailuresBody } from './views/failures.js';
 import { Page, type PageProps } from './views/layout.js';
 import { MappingsBody } from './views/mappings.js';
 import { OverviewBody } from './views/overview.js';
+import { ReplayConfirmBody } from './views/replayConfirm.js';
 import type { Preview } from '../mapping/preview.js';
 
 type Query = Record<string, string | undefined>;
@@ -115,28 +116,39 @@ export function consoleRoutes(deps: ConsoleDeps & { tokenConfigured: boolean }):
       );
     });
 
-    app.post<{ Body: ReplayInput & { back?: string } }>('/console/replay', async (req, reply) => {
-      const body = req.body ?? {};
-      let request;
-      try {
-        request = parseReplayRequest(body);
-      } catch (err) {
-        if (!(err instanceof ReplayRequestError)) throw err;
-        return sendPage(
-          reply,
-          <Page title="Nothing replayed" section="failures" {...chrome({})}>
-            <p class="error">{err.message}</p>
-            <p>
-              <a href="/console/failures">Back to failures</a>
-            </p>
-          </Page>,
-          400,
-        );
-      }
-      const result = await runReplay(deps.db, deps.crm, request, new Date(deps.clock.now()));
-      deps.onEnqueued();
-      return reply.redirect(`${safeBack(body.back)}?replayed=${result.callIds.length}`, 303);
-    });
+    app.post<{ Body: ReplayInput & { back?: string; confirm?: string } }>(
+      '/console/replay',
+      async (req, reply) => {
+        const body = req.body ?? {};
+        let request;
+        try {
+          request = parseReplayRequest(body);
+        } catch (err) {
+          if (!(err instanceof ReplayRequestError)) throw err;
+          return sendPage(
+            reply,
+            <Page title="Nothing replayed" section="failures" {...chrome({})}>
+              <p class="error">{err.message}</p>
+              <p>
+                <a href="/console/failures">Back to failures</a>
+              </p>
+            </Page>,
+            400,
+          );
+        }
+        if (request.regenerateFollowups && body.confirm !== 'yes') {
+          return sendPage(
+            reply,
+            <Page title="Generate follow-ups again?" section="failures" {...chrome({})}>
+              <ReplayConfirmBody form={body} csrf={deps.csrf} />
+            </Page>,
+          );
+        }
+        const result = await runReplay(deps.db, deps.crm, request, new Date(deps.clock.now()));
+        deps.onEnqueued();
+        return reply.redirect(`${safeBack(body.back)}?replayed=${result.callIds.length}`, 303);
+      },
+    );
   };
 }
 

@@ -3,10 +3,17 @@
  * from the status snapshot, whose silence-and-drift warnings (src/drift/) come last.
  */
 import type { DriftWarning } from '../drift/detectors.js';
+import { crmStandingLines } from '../worker/crmStanding.js';
 import type { StatusSnapshot } from '../worker/status.js';
 
 export interface StandingWarning {
-  code: 'SERVICE_KEY_REJECTED' | 'CRM_CREDENTIALS_REJECTED' | 'DAILY_CAP_REACHED' | DriftWarning['code'];
+  code:
+    | 'SERVICE_KEY_REJECTED'
+    | 'CRM_CREDENTIALS_REJECTED'
+    | 'DAILY_CAP_REACHED'
+    | 'CRM_FIELD_MISSING'
+    | 'CRM_VALIDATION_REJECTED'
+    | DriftWarning['code'];
   message: string;
 }
 
@@ -31,6 +38,8 @@ export function standingWarnings(snapshot: StatusSnapshot): StandingWarning[] {
       message: `The Service's daily cap (${dailyCap} requests) is spent; work waits until midnight UTC.`,
     });
   }
+  for (const w of crmStandingLines(snapshot.crmStanding ?? {}))
+    out.push({ code: w.code as StandingWarning['code'], message: w.message });
   for (const w of snapshot.drift ?? []) out.push({ code: w.code, message: w.message });
   return out;
 }

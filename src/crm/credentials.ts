@@ -38,13 +38,13 @@ export function credentialAdvice(
       return {
         crm: 'salesforce',
         credential: 'Salesforce refresh token',
-        fix: 'authorize the connected app again and set SALESFORCE_REFRESH_TOKEN (check SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET)',
+        fix: 'authorize the app (External Client App or connected app) again and set SALESFORCE_REFRESH_TOKEN (check SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET)',
       };
     case 'jwt_bearer':
       return {
         crm: 'salesforce',
         credential: 'Salesforce JWT bearer grant',
-        fix: 'pre-authorize SALESFORCE_USERNAME for the connected app and check that SALESFORCE_JWT_PRIVATE_KEY matches its certificate',
+        fix: 'pre-authorize SALESFORCE_USERNAME for the app (External Client App or connected app) and check that SALESFORCE_JWT_PRIVATE_KEY matches its certificate',
       };
     case 'client_credentials':
       return {

@@ -24,7 +24,7 @@ export interface CrmAdapterDeps {
    * (src/store/crmSlotLedger.ts); default this process alone.
    */
   ledger?: CrmSlotLedger | undefined;
-  /** Salesforce refresh-token flow: the token store shared by every process (src/store/crmCredentialStore.ts). */
+  /** Refresh-token flows: the token store shared by every process (src/store/crmCredentialStore.ts). */
   refreshTokens?: RefreshTokenStore | undefined;
 }
 
@@ -49,6 +49,7 @@ export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps =
         ...(activityKey ? { callIdProperty: activityKey } : {}),
         ...(followupKey ? { followupIdProperty: followupKey } : {}),
         ledger: deps.ledger,
+        refreshTokens: deps.refreshTokens,
       });
     }
     case 'salesforce': {

@@ -34,6 +34,8 @@ export function boundedBodyParser(limit: number, drainLimit = drainLimitFor(limi
     // Declared beyond what we would drain: refuse now rather than read it all.
     if (Number.isFinite(declared) && declared > drainLimit) return done(new BodyTooLargeError(limit, true));
     const chunks: Buffer[] = [];
+    // Declared over the limit: nothing of it is kept, each chunk is dropped as it arrives.
+    const keep = !(Number.isFinite(declared) && declared > limit);
     let received = 0;
     let finished = false;
     const finish = (err: Error | null, body?: Buffer) => {
@@ -46,12 +48,15 @@ export function boundedBodyParser(limit: number, drainLimit = drainLimitFor(limi
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received <= limit) chunks.push(chunk);
+      if (keep && received <= limit) chunks.push(chunk);
       else if (chunks.length > 0) chunks.length = 0; // keep nothing of a body that will be refused
       if (received > drainLimit) finish(new BodyTooLargeError(limit, true));
     };
     const onEnd = () =>
-      finish(received > limit ? new BodyTooLargeError(limit, false) : null, Buffer.concat(chunks, received));
+      finish(
+        received > limit || !keep ? new BodyTooLargeError(limit, false) : null,
+        Buffer.concat(chunks, received),
+      );
     const onError = (err: Error) => finish(err);
     payload.on('data', onData);
     payload.on('end', onEnd);

@@ -6,13 +6,15 @@ import type { ActivityWrite, WriteResult } from '../crm/types.js';
 import { buildActivity } from '../mapping/index.js';
 import type { PipelineDeps } from './deps.js';
 import { generateFollowupsOnce } from './followups.js';
-import { activityReadsFollowups, refusedStamp, unstamped } from './followupStamp.js';
+import { writeObject } from '../crm/fieldGaps.js';
+import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
+import { activityReadsFollowups } from './followupStamp.js';
 import type { PreparedWrite } from './writeback.js';
 import { sideEffect, stillGoing } from './jobRun.js';
 
 /**
- * The activities' batch upsert; those the CRM refused only for the generation stamp (it lacks the
- * field) go again without it, their calls warned (followupStamp.ts).
+ * The activities' batch upsert, leaving out the fields the CRM lacks (fieldGaps.ts; the follow-up
+ * generation stamp among them, followupStamp.ts); each call written without one is warned.
  */
 export async function upsertActivities(
   deps: PipelineDeps,
@@ -21,24 +23,20 @@ export async function upsertActivities(
 ): Promise<Map<string, WriteResult>> {
   const runOf = (a: ActivityWrite) => writes.find((w) => w.callId === a.callId)?.item.run;
   // One batch write for the calls whose run goes on; the others get the reason they stopped.
-  const upsert = async (list: ActivityWrite[], build: (a: ActivityWrite) => ActivityWrite) => {
-    const { going, stopped } = stillGoing(list, runOf);
-    const out = await settleEach(
-      going.map((a) => a.callId),
-      () => sideEffect(going.map(runOf), () => deps.crm.upsertActivities(going.map(build))),
-    );
-    for (const { item, reason } of stopped)
-      out.set(item.callId, { key: item.callId, ok: false, error: reason as Error });
-    return out;
-  };
-  const results = await upsert(activities, (a) => a);
-  const again = activities.filter((a) => refusedStamp(deps.mapping, results.get(a.callId)));
-  if (again.length === 0) return results;
-  const retried = new Map(again.map((a) => [a.callId, unstamped(deps.mapping, a)]));
-  for (const a of again)
-    writes.find((w) => w.callId === a.callId)?.warnings.push(retried.get(a.callId)!.warning);
-  const second = await upsert(again, (a) => retried.get(a.callId)!.activity);
-  for (const [key, r] of second) results.set(key, r);
+  const { going, stopped } = stillGoing(activities, runOf);
+  const object = writeObject(deps.crmName, 'activity');
+  const { results, omitted } = await writeAroundGaps(deps, going, {
+    keyOf: (a) => a.callId,
+    objectOf: () => object,
+    send: (batch) => sideEffect(batch.map(runOf), () => deps.crm.upsertActivities(batch)),
+  });
+  for (const { item, reason } of stopped)
+    results.set(item.callId, { key: item.callId, ok: false, error: reason as Error });
+  for (const [callId, fields] of omitted) {
+    const w = writes.find((x) => x.callId === callId);
+    for (const warning of fieldGapWarnings(deps.mapping, fields))
+      if (w && !w.warnings.includes(warning)) w.warnings.push(warning);
+  }
   return results;
 }
 
@@ -92,21 +90,5 @@ export async function generateAfterStamp(
         rewrite.find((w) => w.callId === key)!,
         r.error,
       );
-  }
-}
-
-/**
- * Runs one batch write and maps its results by key. If the whole request fails, every key gets
- * that error (each call then retries or fails on its own).
- */
-export async function settleEach(
-  keys: string[],
-  write: () => Promise<WriteResult[]>,
-): Promise<Map<string, WriteResult>> {
-  if (keys.length === 0) return new Map();
-  try {
-    return new Map((await write()).map((r) => [r.key, r]));
-  } catch (error) {
-    return new Map(keys.map((key) => [key, { key, ok: false as const, error: error as Error }]));
   }
 }

@@ -65,7 +65,8 @@ export async function runContextJob(
     expectedFrom: 'discovered',
     now,
     fence: run?.fence,
-    detail: `context pushed (${lookup.matchedBy})`,
+    // The event's type already says "context pushed"; the detail says how the records were found.
+    detail: `matched by ${lookup.matchedBy}`,
     set: {
       contextPushedAt: now,
       crmContactId: lookup.contact?.id ?? null,

@@ -16,7 +16,9 @@ import {
 } from '../store/syncStatusRepo.js';
 import { syncDealSignals } from './dealSignals.js';
 import type { PipelineDeps } from './deps.js';
-import { generateAfterStamp, settleEach, upsertActivities } from './activityWrite.js';
+import { generateAfterStamp, upsertActivities } from './activityWrite.js';
+import { writeObject } from '../crm/fieldGaps.js';
+import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
 import { stamped } from './followupStamp.js';
 import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
 import { sideEffect, stillGoing } from './jobRun.js';
@@ -137,14 +139,20 @@ export async function writeToCrm(
   }
   live = going(live.filter((w) => !results.has(w.item.jobId)));
   const writing = followups.filter((f) => live.some((w) => w.callId === f.callId));
-  const followupResults = await settleEach(
-    writing.map((f) => f.key),
-    () =>
-      sideEffect(
-        live.filter((w) => writing.some((f) => f.callId === w.callId)).map((w) => w.item.run),
-        () => deps.crm.upsertFollowups(writing),
-      ),
-  );
+  const runsOf = (batch: FollowupWrite[]) =>
+    live.filter((w) => batch.some((f) => f.callId === w.callId)).map((w) => w.item.run);
+  // Drafts leave out the fields the CRM lacks (fieldGaps.ts), never their key: a draft without
+  // its key field would be written again on every retry, so that refusal fails the call instead.
+  const { results: followupResults, omitted } = await writeAroundGaps(deps, writing, {
+    keyOf: (f) => f.key,
+    objectOf: (f) => writeObject(deps.crmName, f.kind),
+    send: (batch) => sideEffect(runsOf(batch), () => deps.crm.upsertFollowups(batch)),
+  });
+  for (const f of writing) {
+    const w = live.find((x) => x.callId === f.callId);
+    for (const warning of fieldGapWarnings(deps.mapping, omitted.get(f.key) ?? []))
+      if (w && !w.warnings.includes(warning)) w.warnings.push(warning);
+  }
 
   // 4. Each call's row.
   for (const w of live) {

@@ -8,6 +8,7 @@
  */
 import { CrmAuthError, CrmError } from '../crm/errors.js';
 import type { DealWrite, WriteResult } from '../crm/types.js';
+import { writeObject } from '../crm/fieldGaps.js';
 import { dealCallFacts, newestFirst } from '../deals/aggregate.js';
 import { showsValues } from '../deals/compare.js';
 import { buildDealWrite, dealTarget } from '../mapping/index.js';
@@ -22,6 +23,7 @@ import {
   type Settled,
 } from '../store/dealSignalRepo.js';
 import type { PipelineDeps } from './deps.js';
+import { writeAroundGaps } from './fieldGaps.js';
 
 /** HubSpot batch update and Salesforce collections both take at least this many records. */
 const DEALS_PER_ROUND = 100;
@@ -157,10 +159,21 @@ async function writeRound(deps: DealDeps, claimed: ClaimedDeal[]): Promise<numbe
   return planned.length;
 }
 
-/** One batch update; a whole-request failure is every deal's result. */
+/**
+ * One batch update, leaving out the fields the CRM lacks (fieldGaps.ts: the gap stands in status
+ * and doctor); a whole-request failure is every deal's result.
+ */
 async function updateAll(deps: DealDeps, planned: Planned[]): Promise<Map<string, WriteResult>> {
+  const object = writeObject(deps.crmName, 'deal');
   try {
-    return new Map((await deps.crm.updateDeals(planned.map((p) => p.write))).map((r) => [r.key, r]));
+    const writes = planned.map((p) => p.write);
+    return (
+      await writeAroundGaps(deps, writes, {
+        keyOf: (w) => w.dealId,
+        objectOf: () => object,
+        send: (batch) => deps.crm.updateDeals(batch),
+      })
+    ).results;
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     return new Map(planned.map((p) => [p.write.dealId, { key: p.write.dealId, ok: false, error }]));

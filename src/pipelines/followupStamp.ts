@@ -6,10 +6,9 @@
  *
  * A CRM that does not have the field yet (an upgrade before `doctor --fix`, or before the admin
  * created it in Salesforce) refuses the write naming it: the activity then goes without the stamp
- * and the call carries a warning, rather than every call failing until the field exists.
+ * (fieldGaps.ts) and the call carries this warning, rather than every call failing until the field exists.
  */
-import { CrmRejectedError } from '../crm/errors.js';
-import type { ActivityWrite, WriteResult } from '../crm/types.js';
+import type { ActivityWrite } from '../crm/types.js';
 import { followupsGeneratedAtField } from '../mapping/index.js';
 import type { Mapping } from '../mapping/types.js';
 
@@ -22,32 +21,18 @@ export function stamped(mapping: Mapping, activity: ActivityWrite, nowMs: number
   return { ...activity, properties: { ...activity.properties, [field]: new Date(nowMs).toISOString() } };
 }
 
-/** Whether `result` is the CRM refusing the stamp field (it does not have it). */
-export function refusedStamp(mapping: Mapping, result: WriteResult | undefined): boolean {
-  const field = followupsGeneratedAtField(mapping)?.toLowerCase();
-  return (
-    field !== undefined &&
-    result?.ok === false &&
-    result.error instanceof CrmRejectedError &&
-    result.error.fields.some((f) => f.toLowerCase() === field)
-  );
-}
-
-/** `activity` without the stamp, and the warning its call carries. */
-export function unstamped(
-  mapping: Mapping,
-  activity: ActivityWrite,
-): { activity: ActivityWrite; warning: string } {
-  const field = followupsGeneratedAtField(mapping)!;
-  const properties = Object.fromEntries(Object.entries(activity.properties).filter(([k]) => k !== field));
+/**
+ * The warning a call carries when the CRM lacks the stamp field, or undefined when `field` is not
+ * the stamp (the field left out like any optional one, src/pipelines/fieldGaps.ts).
+ */
+export function stampMissingWarning(mapping: Mapping, field: string): string | undefined {
+  const stamp = followupsGeneratedAtField(mapping);
+  if (!stamp || stamp.toLowerCase() !== field.toLowerCase()) return undefined;
   const fix =
     mapping.crm === 'hubspot'
       ? 'run `crm-sync doctor --fix`'
-      : `create ${mapping.writeback.activity.object}.${field} (Date/Time; docs/install.md)`;
-  return {
-    activity: { ...activity, properties },
-    warning: `${FOLLOWUP_STAMP_MISSING}: the CRM has no ${field} field, so the activity does not record that follow-ups were asked for (a database restored empty could ask again); ${fix}`,
-  };
+      : `create ${mapping.writeback.activity.object}.${stamp} (Date/Time; docs/install.md)`;
+  return `${FOLLOWUP_STAMP_MISSING}: the CRM has no ${stamp} field, so the activity does not record that follow-ups were asked for (a database restored empty could ask again); ${fix}`;
 }
 
 /**

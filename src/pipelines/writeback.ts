@@ -170,13 +170,11 @@ async function upsertCarried(
   items: WritebackItem[],
   stored: Map<number, Stored>,
 ): Promise<Map<number, Upserted | Error>> {
-  const carried = items
-    .flatMap((item) => {
-      const call = settledCopy(item);
-      return call && !('done' in stored.get(item.jobId)!.start) ? [{ item, call }] : [];
-    })
-    // Rows locked in call id order, as other statements that lock several take them.
-    .sort((a, b) => (a.item.payload.callId < b.item.payload.callId ? -1 : 1));
+  // The statement locks the rows in call id order (CALL_ID_ORDER), whatever the batch's order.
+  const carried = items.flatMap((item) => {
+    const call = settledCopy(item);
+    return call && !('done' in stored.get(item.jobId)!.start) ? [{ item, call }] : [];
+  });
   if (carried.length < 2) return new Map();
   const now = new Date(deps.clock.now());
   const rows = await upsertDiscoveredEach(

@@ -50,27 +50,37 @@ export function dbRefreshTokens(
 }
 
 /**
- * The shared store for the configured CRM when it refreshes with a refresh token and the admin set
- * CREDENTIALS_KEY; otherwise undefined (the adapter keeps the token in memory and reports a
- * rotation it cannot share).
+ * The shared store for the configured CRM when it refreshes with a refresh token (Salesforce's
+ * refresh-token flow, HubSpot OAuth) and the admin set CREDENTIALS_KEY; otherwise undefined (the
+ * adapter keeps the token in memory; Salesforce reports a rotation it cannot share).
  */
 export function refreshTokensFor(
-  config: Pick<AppConfig, 'crm' | 'salesforce' | 'credentialsKey'>,
+  config: Pick<AppConfig, 'crm' | 'salesforce' | 'hubspot' | 'credentialsKey'>,
   prisma: PrismaClient,
 ): RefreshTokenStore | undefined;
 /** Whether the configuration needs the shared store (without a database at hand). */
 export function refreshTokensFor(
-  config: Pick<AppConfig, 'crm' | 'salesforce' | 'credentialsKey'>,
+  config: Pick<AppConfig, 'crm' | 'salesforce' | 'hubspot' | 'credentialsKey'>,
   prisma: null,
 ): true | undefined;
 export function refreshTokensFor(
-  config: Pick<AppConfig, 'crm' | 'salesforce' | 'credentialsKey'>,
+  config: Pick<AppConfig, 'crm' | 'salesforce' | 'hubspot' | 'credentialsKey'>,
   prisma: PrismaClient | null,
 ): RefreshTokenStore | true | undefined {
   const key = config.credentialsKey ? parseCredentialsKey(config.credentialsKey) : undefined;
-  if (!key || config.crm !== 'salesforce') return undefined;
-  if (selectAuthMode(config.salesforce) !== 'refresh_token' || !config.salesforce.refreshToken)
-    return undefined;
+  const configured = configuredRefreshToken(config);
+  if (!key || !configured) return undefined;
   if (!prisma) return true;
-  return dbRefreshTokens(prisma, { crm: 'salesforce', key, configured: config.salesforce.refreshToken });
+  return dbRefreshTokens(prisma, { crm: config.crm, key, configured });
+}
+
+/** The refresh token the configured CRM's flow presents, when it refreshes with one. */
+function configuredRefreshToken(
+  config: Pick<AppConfig, 'crm' | 'salesforce' | 'hubspot'>,
+): string | undefined {
+  if (config.crm === 'hubspot') {
+    const h = config.hubspot;
+    return h.clientId && h.clientSecret ? h.refreshToken : undefined;
+  }
+  return selectAuthMode(config.salesforce) === 'refresh_token' ? config.salesforce.refreshToken : undefined;
 }

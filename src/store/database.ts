@@ -9,6 +9,7 @@ import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { SetupError } from '../config/setupError.js';
 import { explainConnectFailure } from './databaseErrors.js';
 import { acquireEmbeddedLock } from './embeddedLock.js';
+import { seedFromTemplate } from './embeddedTemplate.js';
 import { prioritise } from './livePriority.js';
 import { isPrepared } from './unnest.js';
 import {
@@ -60,6 +61,12 @@ export interface OpenDatabaseOptions {
   /** Connections in the PostgreSQL pool (default 10, pg's default). */
   poolSize?: number | undefined;
   /**
+   * A new embedded database is filled from the pre-built template in this directory when there is
+   * a usable one (src/store/embeddedTemplate.ts: it holds the migrations, so only openers that
+   * migrate anyway pass it); otherwise PGlite runs initdb.
+   */
+  templateDir?: string | undefined;
+  /**
    * Only open a database crm-sync has already set up (for commands that read): never create an
    * embedded data directory, and refuse a database without crm-sync's tables, naming where it
    * looked and the fix.
@@ -73,7 +80,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   if (!options.databaseUrl && options.existing) refuseMissingEmbedded(options.dataDir);
   const db = options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize, logger)
-    : await openEmbedded(options.dataDir);
+    : await openEmbedded(options.dataDir, options.templateDir);
   try {
     // PostgreSQL: asked through the driver itself, whose error (unlike Prisma's) says what failed.
     if (db.ping)
@@ -180,10 +187,13 @@ function openPostgres(url: string, poolSize: number | undefined, logger: Logger)
  */
 const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, templateDir: string | undefined): Promise<Database> {
   const lock = acquireEmbeddedLock(dataDir);
   try {
     const dir = embeddedDir(dataDir);
+    // A first start fills the directory from the pre-built template instead of running initdb
+    // (~1.1 GB at its peak in WebAssembly); without one PGlite runs initdb as before.
+    if (templateDir && !existsSync(path.join(dir, 'PG_VERSION'))) await seedFromTemplate(dir, templateDir);
     mkdirSync(dir, { recursive: true });
     // Imported here, not at the top: a PostgreSQL worker never loads PGlite (~3 MB of RSS).
     const [{ PGlite }, { PrismaPGlite }] = await Promise.all([

@@ -48,7 +48,11 @@ export async function recordDealCalls(
   const { crm, now } = input;
   // One row per call (the last copy wins), and per deal only its newest call of this batch: a
   // multi-row upsert may not touch one row twice.
-  const calls = [...new Map(input.calls.map((c) => [c.facts.callId, c])).values()];
+  // Rows in one order (calls by id, deals by id) so that two batches sharing calls or deals wait
+  // for each other rather than deadlock.
+  const calls = [...new Map(input.calls.map((c) => [c.facts.callId, c])).values()].sort((a, b) =>
+    byId(a.facts.callId, b.facts.callId),
+  );
   if (calls.length === 0) return;
   const newest = new Map<string, DealCallFacts>();
   for (const { dealId, facts } of calls) {
@@ -78,6 +82,8 @@ export async function recordDealCalls(
   });
 }
 
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
  * Moves each deal's newest call to the given one when it is newer. The row comparison keeps the
  * newest by (start, call id) whatever order calls arrive in, and is one statement, so two
@@ -94,9 +100,9 @@ async function advanceNewest(
   await tx.$executeRaw`
     INSERT INTO deal_signal (crm, deal_id, newest_call_id, newest_started_at, updated_at)
     VALUES ${Prisma.join(
-      [...newest].map(
-        ([dealId, f]) => Prisma.sql`(${crm}, ${dealId}, ${f.callId}, ${new Date(f.startedAt)}, ${now})`,
-      ),
+      [...newest]
+        .sort(([a], [b]) => byId(a, b))
+        .map(([dealId, f]) => Prisma.sql`(${crm}, ${dealId}, ${f.callId}, ${new Date(f.startedAt)}, ${now})`),
     )}
     ON CONFLICT (crm, deal_id) DO UPDATE
       SET newest_call_id = EXCLUDED.newest_call_id,

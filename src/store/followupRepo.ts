@@ -6,7 +6,7 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { fenceHolds, fenceValues, heldSql, LeaseLostError, type Fence } from './fence.js';
-import { mergeWarnings } from './syncStatusRepo.js';
+import { CALL_ID_ORDER, mergeWarnings } from './syncStatusRepo.js';
 import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
 import { runAsLive } from './livePriority.js';
 import { PREPARED, unnestRows, type Columns } from './unnest.js';
@@ -231,8 +231,8 @@ async function claimAll(db: Db, claims: Claim[]): Promise<ClaimOutcome[]> {
   claims.forEach((c, i) => {
     if (!first.has(claimKey(c))) first.set(claimKey(c), i);
   });
-  // In call id order, as other statements that lock several rows take them.
-  const distinct = [...first.values()].map((i) => claims[i]!).sort((a, b) => compareKeys(a, b));
+  const distinct = [...first.values()].map((i) => claims[i]!);
+  // Locked first, in CALL_ID_ORDER: an UPDATE ... FROM takes its rows in whatever order its join runs.
   const rows = await db.$queryRaw<
     { call_id: string; crm: string; holds: boolean; claimed: boolean }[]
   >`${PREPARED}
@@ -243,11 +243,14 @@ async function claimAll(db: Db, claims: Claim[]): Promise<ClaimOutcome[]> {
         distinct.map((c) => [c.callId, c.crm, c.now, ...fenceValues(c.fence)]),
         'c',
       )}
+    ), locked AS (
+      SELECT s.call_id, s.crm FROM sync_status s JOIN c ON s.call_id = c.call_id AND s.crm = c.crm
+      ORDER BY s.${CALL_ID_ORDER}, s.crm FOR UPDATE OF s
     ), claimed AS (
       UPDATE sync_status s
       SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at,
           followups_claim_job = c.job, followups_claim_epoch = c.epoch
-      FROM c
+      FROM c JOIN locked USING (call_id, crm)
       WHERE s.call_id = c.call_id AND s.crm = c.crm AND s.followups_requested_at IS NULL AND c.holds
       RETURNING s.call_id, s.crm)
     SELECT c.call_id, c.crm, c.holds, claimed.call_id IS NOT NULL AS claimed
@@ -267,8 +270,6 @@ async function claimAll(db: Db, claims: Claim[]): Promise<ClaimOutcome[]> {
 }
 
 const claimKey = (c: { callId: string; crm: string }) => `${c.crm}\u0000${c.callId}`;
-const compareKeys = (a: Claim, b: Claim) =>
-  claimKey(a) < claimKey(b) ? -1 : claimKey(a) > claimKey(b) ? 1 : 0;
 
 /**
  * Records the claimed request's answer: stores its drafts not yet known and settles the claim (an

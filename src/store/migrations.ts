@@ -141,6 +141,8 @@ export async function markMigrationRolledBack(
 }
 
 export interface MigrationStatus {
+  /** Migrations applied to the database (finished, not rolled back), oldest first. */
+  applied: string[];
   /** Migrations in the folder not yet applied to the database. */
   pending: string[];
   /** Migrations recorded as failed (they block `migrate` until resolved). */
@@ -162,7 +164,15 @@ export async function migrationStatus(db: Database, options: MigrateOptions = {}
   );
   const history = out.history;
   const all = migrationsList.migrationDirectories.map((d) => d.path);
+  const applied = out.hasMigrationsTable
+    ? (
+        await db.prisma.$queryRaw<{ name: string }[]>`
+          SELECT migration_name AS name FROM _prisma_migrations
+           WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name`
+      ).map((r) => r.name)
+    : [];
   return {
+    applied,
     pending: !out.hasMigrationsTable
       ? all
       : history && 'unappliedMigrationNames' in history

@@ -48,6 +48,8 @@ export interface FailureGroup {
   lastFailedAt: Date;
   /** A few of the most recent calls, to open. */
   sampleCallIds: string[];
+  /** The most recent call's error message: what the code alone does not say. */
+  lastMessage: string | null;
 }
 
 /** Failed calls grouped by their last error code, largest group first. */
@@ -64,13 +66,14 @@ export async function failureGroups(db: Db, crm: CrmName, samples = 5): Promise<
       where: { crm, state: 'failed', lastErrorCode: g.lastErrorCode },
       orderBy: { updatedAt: 'desc' },
       take: samples,
-      select: { callId: true },
+      select: { callId: true, lastErrorMessage: true },
     });
     out.push({
       code: g.lastErrorCode,
       count: g._count._all,
       lastFailedAt: g._max.updatedAt ?? new Date(0),
       sampleCallIds: recent.map((r) => r.callId),
+      lastMessage: recent[0]?.lastErrorMessage ?? null,
     });
   }
   return out.sort((a, b) => b.count - a.count || (a.code ?? '').localeCompare(b.code ?? ''));

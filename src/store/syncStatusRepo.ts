@@ -65,6 +65,14 @@ export interface TransitionFields {
   warnings?: string[];
 }
 
+/**
+ * The one order in which statements lock several calls' rows (sync_status, and each call's job
+ * rows after its own): by call id, byte-wise whatever the database's collation, as JavaScript's
+ * `<` compares ASCII ids. Taken in one order, overlapping batches of the inbox, the poller and the
+ * write-back wait for each other but cannot deadlock (40P01).
+ */
+export const CALL_ID_ORDER = Prisma.sql`call_id COLLATE "C"`;
+
 /** Most warnings kept per call. */
 export const MAX_WARNINGS = 20;
 
@@ -244,9 +252,10 @@ export function discoveredValues(
  * also one part of the webhook inbox's single statement (src/store/inboxRound.ts).
  */
 export function discoveredUpsertFrom(source: Prisma.Sql): Prisma.Sql {
+  // Rows in CALL_ID_ORDER, whatever order the list page or the round gave them in.
   return Prisma.sql`
     INSERT INTO sync_status AS s (${columnNames(DISCOVERED_COLUMNS)})
-    SELECT ${columnNames(DISCOVERED_COLUMNS)} FROM ${source}
+    SELECT ${columnNames(DISCOVERED_COLUMNS)} FROM ${source} ORDER BY ${CALL_ID_ORDER}
     ON CONFLICT (call_id, crm) DO UPDATE SET
       call_created_at = COALESCE(EXCLUDED.call_created_at, s.call_created_at),
       participant_email = COALESCE(EXCLUDED.participant_email, s.participant_email),
@@ -434,14 +443,14 @@ export async function transitionSyncStatuses(
       return v === null ? null : String(v);
     }),
   );
-  // Rows locked in call id order, so two batches sharing a call cannot deadlock.
+  // Rows locked in CALL_ID_ORDER, so two batches sharing a call cannot deadlock.
   const rows = await db.$queryRaw<{ call_id: string; from_state: string; moved: boolean; holds: boolean }[]>`
     WITH f AS (
       SELECT c.call_id, (c.job IS NULL OR ${heldSql(Prisma.sql`c.job`, Prisma.sql`c.epoch`)}) AS holds
       FROM unnest(${[...callIds]}::text[], ${jobs}::bigint[], ${epochs}::bigint[]) AS c (call_id, job, epoch)
     ), cur AS (
       SELECT call_id, state FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join([...callIds])})
-      ORDER BY call_id FOR UPDATE
+      ORDER BY ${CALL_ID_ORDER} FOR UPDATE
     ), moved AS (
       UPDATE sync_status s SET ${transitionAssignments(to, now, Prisma.empty)}
       FROM cur JOIN f ON f.call_id = cur.call_id

@@ -12,11 +12,13 @@ import type { GateOptions } from '../crm/hubspot/gate.js';
 import { listenOrNameTheSetting } from '../http/listen.js';
 import { buildHttpServer } from '../http/server.js';
 import { workerReadiness } from './readinessChecks.js';
+import { collectCrmStanding } from './crmStanding.js';
 import type { Logger } from '../log/logger.js';
 import { loadMappings } from '../mapping/index.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { createLookupCache } from '../pipelines/lookupCache.js';
 import { createServiceClient } from '../service/index.js';
+import { TEMPLATE_DIR } from '../store/embeddedTemplate.js';
 import { openDatabase } from '../store/database.js';
 import { isLive } from '../store/livePriority.js';
 import { createDbSlotLedger } from '../store/dbSlotLedger.js';
@@ -78,7 +80,13 @@ export async function startWorker(
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const mapping = loadMappings(config.configDir, config.crm);
 
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    logger,
+    // A first embedded start loads the data directory `npm run build` made: no initdb.
+    templateDir: TEMPLATE_DIR,
+  });
   const cleanup: (() => Promise<unknown>)[] = [() => database.close()];
   try {
     const applied = await migrate(database, { logger });
@@ -238,6 +246,7 @@ export async function startWorker(
       pingDatabase: () => db.$queryRaw`SELECT 1`,
       serviceHealth: () => service.health(),
       crm: () => credentials.readiness(),
+      crmStanding: () => collectCrmStanding(db, config.crm),
       clock,
     });
     const adminToken = config.http.adminToken;

@@ -97,9 +97,10 @@ export const STILL_TO_SYNC = ['discovered', 'context_pushed', 'awaiting_analysis
 
 /**
  * Records listed calls and queues the work they need, in one statement for the calls and one for
- * the jobs; returns the jobs created.
+ * the jobs; returns the jobs created. The calls' rows are locked in call id order (CALL_ID_ORDER)
+ * whatever the list's order, and each call's jobs only while its row is held.
  */
-async function queueCallsWork(
+export async function queueCallsWork(
   tx: Db,
   deps: DiscoverDeps,
   listed: Call[],

@@ -25,6 +25,7 @@ import { pruneDoneJobs } from '../store/jobAdmin.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { pruneWebhookInbox } from '../store/webhookInboxRepo.js';
 import { endSync } from '../store/syncMoves.js';
+import { CALL_ID_ORDER } from '../store/syncStatusRepo.js';
 import { ACTIVE_SYNC_STATES, type SyncState } from '../sync/states.js';
 import type { Clock } from '../util/clock.js';
 
@@ -96,13 +97,13 @@ export async function requeueStrandedCalls(
   return rows.map((r) => ({ callId: r.call_id, state: r.state, gaveUp: r.requeues >= MAX_REQUEUES }));
 }
 
-/** requeues + 1 on each call, in one statement; the rows locked in call id order, as everywhere. */
+/** requeues + 1 on each call, in one statement; the rows locked in CALL_ID_ORDER. */
 async function countRequeues(db: Db, crm: CrmName, callIds: string[]): Promise<void> {
   if (callIds.length === 0) return;
   await db.$executeRaw`
     WITH locked AS (
       SELECT call_id FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join(callIds)})
-      ORDER BY call_id FOR UPDATE)
+      ORDER BY ${CALL_ID_ORDER} FOR UPDATE)
     UPDATE sync_status s SET requeues = s.requeues + 1
     FROM locked WHERE s.crm = ${crm} AND s.call_id = locked.call_id`;
 }

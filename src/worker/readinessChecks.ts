@@ -7,6 +7,7 @@ import { composeReadiness } from '../http/readiness.js';
 import type { ReadinessCheckResult, ReadinessReport } from '../http/types.js';
 import type { ServiceHealth } from '../service/types.js';
 import type { Clock } from '../util/clock.js';
+import { crmStandingLines, type CrmStanding } from './crmStanding.js';
 
 export const READINESS_ADVICE = {
   database: 'the database does not answer: check DATABASE_URL (or DATA_DIR for the embedded database)',
@@ -21,6 +22,8 @@ export function workerReadiness(deps: {
   serviceHealth: () => ServiceHealth;
   /** Already in our own words (credentials.ts names the credential and its setting). */
   crm: () => ReadinessCheckResult;
+  /** Standing CRM warnings (crmStanding.ts): named in `crmFields`, never a readiness failure. */
+  crmStanding?: () => Promise<CrmStanding>;
   clock: Clock;
 }): () => Promise<ReadinessReport> {
   return composeReadiness(
@@ -39,7 +42,26 @@ export function workerReadiness(deps: {
         return { ok: true };
       },
       crm: async () => deps.crm(),
+      ...(deps.crmStanding ? { crmFields: () => standingCheck(deps.crmStanding!) } : {}),
     },
     { clock: deps.clock, advice: READINESS_ADVICE },
   );
+}
+
+/**
+ * The fields calls are written without (with how to create each) and how many calls a CRM rule
+ * refused (their messages, the CRM's words, stay behind the admin access in status); ok either
+ * way, since the calls are written or fail alone.
+ */
+async function standingCheck(read: () => Promise<CrmStanding>): Promise<ReadinessCheckResult> {
+  try {
+    const standing = await read();
+    const refused = standing.refusals.reduce((n, r) => n + r.calls, 0);
+    const lines = crmStandingLines({ fieldGaps: standing.fieldGaps }).map((l) => `${l.code}: ${l.message}`);
+    if (refused > 0)
+      lines.push(`CRM_VALIDATION_REJECTED: ${refused} call(s) refused by a CRM rule (see crm-sync status)`);
+    return { ok: true, detail: lines.join('\n') || 'none' };
+  } catch {
+    return { ok: true, detail: 'not read (see the database check)' };
+  }
 }

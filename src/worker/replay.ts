@@ -20,7 +20,18 @@ export interface ReplayResult {
   failedCodes?: { code: string | null; calls: number }[] | undefined;
 }
 
-export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date): Promise<void> {
+export interface ReplayOptions {
+  /** ReplayRequest.regenerateFollowups. */
+  regenerateFollowups?: boolean | undefined;
+}
+
+export async function replayCall(
+  db: Db,
+  crm: CrmName,
+  callId: string,
+  now: Date,
+  options: ReplayOptions = {},
+): Promise<void> {
   await inTransaction(db, async (tx) => {
     const status =
       (await getSyncStatus(tx, callId, crm)) ?? (await upsertDiscovered(tx, { callId, crm, now })).record;
@@ -35,18 +46,21 @@ export async function replayCall(db: Db, crm: CrmName, callId: string, now: Date
         detail: 'replay requested by an operator',
       });
     }
-    // CONTRACT.md: follow-ups are generated once per call "unless an operator asks". A replay is
-    // that ask when a generation was claimed but no draft ever arrived (a crash or a 5xx between
-    // the claim and the Service's answer); drafts already stored, or found in the CRM by a fresh
-    // database (crm_followup_ids), are reused, never regenerated.
+    // CONTRACT.md: follow-ups are generated once per call "unless an operator asks", and each
+    // request makes new drafts. A replay is not that ask: a generation claimed before (answered,
+    // uncertain, or still in flight elsewhere) is kept, and the write-back reuses what came of it.
+    // Only --regenerate-followups (the console: a confirmed checkbox) clears the claim, and only
+    // for a call with no drafts stored here or found in the CRM; late drafts of the first request
+    // are still written when they come.
     if (
+      options.regenerateFollowups &&
       status.followupsRequestedAt &&
       status.crmFollowupIds.length === 0 &&
       (await tx.callFollowup.count({ where: { callId } })) === 0
     ) {
       await tx.syncStatus.update({
         where: { callId_crm: { callId, crm } },
-        data: { followupsRequestedAt: null, updatedAt: now },
+        data: { followupsRequestedAt: null, followupsSettledAt: null, updatedAt: now },
       });
     }
     await enqueueJob(tx, {
@@ -65,10 +79,11 @@ export async function replayFailed(
   crm: CrmName,
   now: Date,
   selection: FailedSelection = {},
+  options: ReplayOptions = {},
   limit = 10_000,
 ): Promise<ReplayResult> {
   const failed = await listFailedCalls(db, crm, selection, limit);
-  for (const f of failed) await replayCall(db, crm, f.callId, now);
+  for (const f of failed) await replayCall(db, crm, f.callId, now, options);
   const callIds = failed.map((f) => f.callId);
   if (callIds.length > 0 || selection.code === undefined) return { callIds };
   const groups = await failureGroups(db, crm, 0);
@@ -82,9 +97,10 @@ export async function runReplay(
   request: ReplayRequest,
   now: Date,
 ): Promise<ReplayResult> {
+  const options = { regenerateFollowups: request.regenerateFollowups };
   if ('callId' in request) {
-    await replayCall(db, crm, request.callId, now);
+    await replayCall(db, crm, request.callId, now, options);
     return { callIds: [request.callId] };
   }
-  return replayFailed(db, crm, now, request.failed);
+  return replayFailed(db, crm, now, request.failed, options);
 }

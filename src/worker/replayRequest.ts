@@ -5,7 +5,13 @@
  */
 import type { FailedSelection } from '../store/syncStatusQueries.js';
 
-export type ReplayRequest = { callId: string } | { failed: FailedSelection };
+export type ReplayRequest = ({ callId: string } | { failed: FailedSelection }) & {
+  /**
+   * Ask the Service for follow-ups again for replayed calls that have none (stored or in the CRM),
+   * even when their generation was answered or ended uncertain: only when the operator says so.
+   */
+  regenerateFollowups: boolean;
+};
 
 export class ReplayRequestError extends Error {
   readonly code = 'REPLAY_BAD_REQUEST';
@@ -17,9 +23,12 @@ export interface ReplayInput {
   code?: unknown;
   since?: unknown;
   until?: unknown;
+  /** true, "true" or a checked checkbox's "on". */
+  regenerateFollowups?: unknown;
 }
 
 export function parseReplayRequest(input: ReplayInput): ReplayRequest {
+  const regenerateFollowups = [true, 'true', 'on'].includes(input.regenerateFollowups as string);
   const callId = text(input.callId);
   const code = text(input.code);
   const all = input.failed === true || input.failed === 'true';
@@ -30,7 +39,7 @@ export function parseReplayRequest(input: ReplayInput): ReplayRequest {
         'a call id replays that one call: give it alone, or failed, a code or a time window without it',
       );
     }
-    return { callId };
+    return { callId, regenerateFollowups };
   }
   const since = time(input.since, 'since');
   const until = time(input.until, 'until');
@@ -38,7 +47,7 @@ export function parseReplayRequest(input: ReplayInput): ReplayRequest {
   if (!all && code === undefined && since === undefined && until === undefined) {
     throw new ReplayRequestError('give a call id, or failed, a code, or a time window (since/until)');
   }
-  return { failed: { code, since, until } };
+  return { failed: { code, since, until }, regenerateFollowups };
 }
 
 function text(value: unknown): string | undefined {

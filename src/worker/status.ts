@@ -27,6 +27,7 @@ import { countHeldJobs, countJobs } from '../store/jobAdmin.js';
 import { recentSkips } from '../store/syncEventRepo.js';
 import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
+import { collectCrmStanding, type CrmStanding } from './crmStanding.js';
 import { POLL_CURSOR } from './poller.js';
 
 export interface StatusSnapshot {
@@ -56,6 +57,11 @@ export interface StatusSnapshot {
   jobs: { byState: Record<string, number>; queuedByPriority: Record<string, number> };
   /** Jobs waiting because the CRM rejected the credentials, and the latest reason (what to do). */
   crmCredentials: { heldJobs: number; reason: string | null };
+  /**
+   * Jobs waiting because the Service rejected SERVICE_API_KEY, and the latest reason: read from
+   * the database, so `crm-sync status` without a worker to ask (PostgreSQL) sees it too.
+   */
+  serviceKey?: { heldJobs: number; reason: string | null };
   cursor: {
     position: string | null;
     lastCallCreatedAt: string | null;
@@ -79,6 +85,8 @@ export interface StatusSnapshot {
   };
   /** Silence and drift warnings raised now (src/drift/detectors.ts); empty when all is well. */
   drift: DriftWarning[];
+  /** Fields calls are written without, and calls a CRM rule refused (src/worker/crmStanding.ts). */
+  crmStanding?: CrmStanding;
   worker?: Record<string, unknown>;
 }
 
@@ -108,6 +116,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     getCursor(deps.db, POLL_CURSOR),
     deps.ledger.snapshot(nowMs),
   ]);
+  const keyHeld = await countHeldJobs(deps.db, 'SERVICE_UNAUTHORIZED');
   const byState: Record<string, number> = { queued: 0, running: 0, done: 0, failed: 0 };
   const queuedByPriority: Record<string, number> = { live: 0, writeback: 0, backfill: 0 };
   for (const j of jobs) {
@@ -115,7 +124,11 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     if (j.state === 'queued') queuedByPriority[budgetPriorityOf(j.priority)]! += j.count;
   }
   const inProcess = deps.budgetStats?.();
-  const [forecast, drift] = await Promise.all([forecastFrom(deps, nowMs, ledger), judgeDrift(deps, nowMs)]);
+  const [forecast, drift, crmStanding] = await Promise.all([
+    forecastFrom(deps, nowMs, ledger),
+    judgeDrift(deps, nowMs),
+    collectCrmStanding(deps.db, deps.crm),
+  ]);
   return {
     generatedAt: new Date(nowMs).toISOString(),
     crm: deps.crm,
@@ -142,6 +155,10 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     },
     jobs: { byState, queuedByPriority },
     crmCredentials: { heldJobs: held.count, reason: held.lastError?.replace(/^CRM_AUTH: /, '') ?? null },
+    serviceKey: {
+      heldJobs: keyHeld.count,
+      reason: keyHeld.lastError?.replace(/^SERVICE_UNAUTHORIZED: /, '') ?? null,
+    },
     cursor: {
       position: cursor?.cursor ?? null,
       lastCallCreatedAt: cursor?.lastCallCreatedAt?.toISOString() ?? null,
@@ -150,6 +167,7 @@ export async function collectStatus(deps: StatusDeps): Promise<StatusSnapshot> {
     },
     forecast,
     drift,
+    crmStanding,
     ...(deps.worker ? { worker: deps.worker() } : {}),
   };
 }

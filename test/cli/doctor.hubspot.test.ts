@@ -1,3 +1,4 @@
+import { credentialAdvice } from '../../src/crm/credentials.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor, runDoctorFromEnv } from '../../src/cli/commands/doctor.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
@@ -136,6 +137,9 @@ describe('doctor with HubSpot', () => {
     const io = captureIo();
     expect(await runDoctor(config, io)).toBe(1);
     expect(failures(io.text())).toEqual([expect.stringMatching(/^✖ HubSpot credentials: /)]);
+    // The setting in use and how to renew it, not "check the HUBSPOT_* settings".
+    expect(io.text()).toContain(`to fix: ${credentialAdvice(config).fix}`);
+    expect(credentialAdvice(config).fix).toContain('HUBSPOT_ACCESS_TOKEN');
     expect(io.text()).not.toContain(token);
   });
 

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDoctor } from '../../src/cli/commands/doctor.js';
+import { formatChecklist, runDoctor } from '../../src/cli/commands/doctor.js';
+import { judgeApiVersion } from '../../src/crm/salesforce/apiVersions.js';
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { CrmValidationError } from '../../src/crm/errors.js';
+import { listFieldGaps, recordFieldGaps } from '../../src/store/fieldGapRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { useMigratedDatabase } from '../store/helpers.js';
 import { captureIo, configFrom, jwtKeys, salesforceEnv } from './helpers.js';
 
 let svc: ServiceSandbox;
@@ -16,6 +21,39 @@ beforeAll(async () => {
   ]);
 });
 afterAll(() => Promise.all([svc.close(), bare.close(), ready.close()]));
+
+describe('doctor with Salesforce and the worker’s database (issue 21)', () => {
+  const database = useMigratedDatabase('postgres');
+
+  it('names the fields calls are written without and the calls a rule refused, with the fixes, and clears a gap whose field exists now', async () => {
+    const { db, target } = database();
+    await recordFieldGaps(db.prisma, 'salesforce', [
+      { object: 'Task', field: 'CrmSync_Score_Overall__c' }, // the org has it: cleared
+      { object: 'EmailMessage', field: 'CrmSync_Legacy_Note__c' }, // still missing: shown
+    ]);
+    const refusal = new CrmValidationError('salesforce', 'Task', 'CallDisposition', 'Log the call result');
+    await upsertDiscovered(db.prisma, { callId: 'c-refused', crm: 'salesforce', now: new Date() });
+    await db.prisma.syncStatus.update({
+      where: { callId_crm: { callId: 'c-refused', crm: 'salesforce' } },
+      data: { state: 'failed', lastErrorCode: refusal.code, lastErrorMessage: refusal.message },
+    });
+    const io = captureIo();
+    expect(await runDoctor(configFrom(salesforceEnv(svc, ready, { DATABASE_URL: target.url })), io)).toBe(1);
+    const text = io.text();
+    expect(text).toContain(
+      '✖ fields calls are written without: calls are written without EmailMessage.CrmSync_Legacy_Note__c, which the CRM lacks',
+    );
+    expect(text).toContain('create EmailMessage.CrmSync_Legacy_Note__c in Salesforce Setup');
+    expect(text).not.toContain('written without Task.CrmSync_Score_Overall__c');
+    expect(text).toContain(
+      '✖ calls refused by a CRM rule: 1 call(s) refused: the org requires `CallDisposition` on Task: map it in config/mappings or relax the validation rule',
+    );
+    expect(text).toContain('`crm-sync replay --code CRM_VALIDATION_REJECTED`');
+    expect((await listFieldGaps(db.prisma, 'salesforce')).map((g) => g.field)).toEqual([
+      'CrmSync_Legacy_Note__c',
+    ]);
+  });
+});
 
 describe('doctor with Salesforce', () => {
   it('lists each missing field with how to create it; --fix explains that it cannot', async () => {
@@ -66,7 +104,8 @@ describe('doctor with Salesforce', () => {
     const config = configFrom(salesforceEnv(svc, ready, { SALESFORCE_ACCESS_TOKEN: token }));
     expect(await runDoctor(config, io)).toBe(1);
     expect(io.text()).toMatch(/^✖ Salesforce credentials: /m);
-    expect(io.text()).toContain('Check the Salesforce credentials');
+    // The setting in use and how to renew it (src/crm/credentials.ts), not "the SALESFORCE_* settings".
+    expect(io.text()).toContain('to fix: set a new SALESFORCE_ACCESS_TOKEN');
     expect(io.text()).not.toContain(token);
   });
 
@@ -100,5 +139,17 @@ describe('doctor with Salesforce', () => {
     } finally {
       await spring26.close();
     }
+  });
+
+  it('shows a version within a year of retirement as a warning that passes, with its fix', () => {
+    const offered = ['61.0', '62.0', '68.0'];
+    const table = [{ from: 41, to: 62, release: "Summer '28", retiredOn: '2028-06-01', source: 'test' }];
+    const verdict = judgeApiVersion('62.0', offered, Date.parse('2027-09-01'), table);
+    const text = formatChecklist([{ name: 'Salesforce API version', ...verdict }], 'salesforce');
+    expect(text).toMatch(
+      /^⚠ Salesforce API version: 62\.0 is offered, but Salesforce retires 41\.0-62\.0 in Summer '28/m,
+    );
+    expect(text).toContain('to fix: set SALESFORCE_API_VERSION=68.0');
+    expect(text).toMatch(/All 1 checks passed\.$/);
   });
 });

@@ -150,6 +150,32 @@ describe.skipIf(!TEST_DATABASE_URL)('doctor and start: PostgreSQL', () => {
     expect(code).toBe(2);
   });
 
+  it('start: a missing database and an unknown role exit 2 with one sentence and the fix', async () => {
+    const name = `crm_sync_missing_${randomBytes(4).toString('hex')}`;
+    const cases: [string, string][] = [
+      [
+        urlWith((u) => (u.pathname = `/${name}`)),
+        `The PostgreSQL database "${name}" does not exist on 127.0.0.1:5432. Create it (createdb ${name}) or fix the database name in DATABASE_URL.`,
+      ],
+      [
+        urlWith((u) => (u.username = 'crm_sync_nobody')),
+        'PostgreSQL on 127.0.0.1:5432 refused the role "crm_sync_nobody" (role "crm_sync_nobody" does not exist). Create the role or fix the user name and password in DATABASE_URL.',
+      ],
+    ];
+    for (const [url, sentence] of cases) {
+      const { code, stderr } = await crmSync(['start'], {
+        DATABASE_URL: url,
+        CONFIG_DIR,
+        SERVICE_API_BASE_URL: 'http://127.0.0.1:9',
+        SERVICE_API_KEY: 'k',
+        SERVICE_WEBHOOK_SECRET: 's',
+        HUBSPOT_ACCESS_TOKEN: 't',
+      });
+      expect(stderr.trim()).toBe(sentence);
+      expect(code).toBe(2);
+    }
+  });
+
   it('start: a role that cannot apply pending migrations exits 2 naming the fix', async () => {
     const url = new URL(partial.url!);
     url.username = role;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
-import { crmSync, hubspotEnv, jwtKeys, salesforceEnv } from './helpers.js';
+import { credentialAdvice } from '../../src/crm/credentials.js';
+import { configFrom, crmSync, hubspotEnv, jwtKeys, salesforceEnv } from './helpers.js';
 
 let svc: ServiceSandbox;
 let hs: HubSpotSandbox;
@@ -18,6 +19,17 @@ beforeAll(async () => {
 afterAll(() => Promise.all([svc.close(), hs.close(), sf.close()]));
 
 describe('crm-sync match', () => {
+  it('a rejected token: one plain sentence naming the setting and the fix, not the raw 401; exit 2', async () => {
+    const token = 'pat-na1-revoked-0000';
+    const env = hubspotEnv(svc, hs, { HUBSPOT_ACCESS_TOKEN: token });
+    const { code, stdout, stderr } = await crmSync(['match', 'walt@wayne.example'], env);
+    const advice = credentialAdvice(configFrom(env));
+    expect(stderr.trim()).toBe(`The ${advice.credential} was rejected. To fix: ${advice.fix}.`);
+    expect(stderr).toContain('HUBSPOT_ACCESS_TOKEN');
+    expect(code).toBe(2);
+    expect(stdout + stderr).not.toContain(token);
+  });
+
   it('HubSpot: prints the decision with its reasons, and writes nothing', async () => {
     hs.state.requests.clear();
     const { code, stdout, stderr } = await crmSync(['match', 'walt@wayne.example'], hubspotEnv(svc, hs));

@@ -17,7 +17,7 @@ const base: ReexecInput = {
 };
 
 describe('the re-exec of `crm-sync start` set up for its database', () => {
-  it('restarts workers with one V8 thread, embedded ones also with one malloc arena, both with a fixed malloc trim threshold, keeping arguments and environment', () => {
+  it('restarts workers with one V8 thread, embedded ones also with one malloc arena and WebAssembly on the baseline compiler only, both with a fixed malloc trim threshold, keeping arguments and environment', () => {
     expect(reexecWithFlags(base)).toEqual({
       file: '/usr/bin/node',
       args: ['/usr/bin/node', '--v8-pool-size=1', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
@@ -25,7 +25,15 @@ describe('the re-exec of `crm-sync start` set up for its database', () => {
     });
     expect(reexecWithFlags({ ...base, database: 'embedded' })).toEqual({
       file: '/usr/bin/node',
-      args: ['/usr/bin/node', '--v8-pool-size=1', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
+      args: [
+        '/usr/bin/node',
+        '--v8-pool-size=1',
+        '--liftoff-only',
+        '/app/bin/crm-sync.js',
+        'start',
+        '--drain-seconds',
+        '2',
+      ],
       env: { PATH: '/bin', MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304', [APPLIED_MARKER]: '1' },
     });
   });

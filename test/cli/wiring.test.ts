@@ -124,6 +124,7 @@ describe('createCrmAdapter', () => {
     const report = await adapter.verifySetup([]);
     expect(report.checks.map((c) => [c.name, c.ok])).toEqual([
       ['credentials', true],
+      ['API version', true],
       ['Task.Alt_Call_Id__c', false],
     ]);
   });

@@ -3,7 +3,10 @@
  * TEST_DATABASE_URL is set), through app.inject: the same numbers as the status snapshot, failures
  * by code, search, the call page with its match decision, replay by code.
  */
+import { h } from 'preact';
+import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FailuresBody } from '../../src/console/views/failures.js';
 import type { FastifyInstance } from 'fastify';
 import type { MatchDecision } from '../../src/crm/match/types.js';
 import { DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
@@ -16,6 +19,7 @@ import { recordLinker } from '../../src/console/links.js';
 import { loadOverview } from '../../src/console/overview.js';
 import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
 import { recordDealCalls } from '../../src/store/dealSignalRepo.js';
+import { claimFollowupGeneration, settleFollowupClaim } from '../../src/store/followupRepo.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
 import { recordSyncError, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
@@ -187,8 +191,35 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     const res = await app.inject({ method: 'GET', url: '/console/failures', headers: auth });
     expect(res.body).toContain('data-code="CRM_REJECTED"');
     expect(res.body).toContain('Replay these 2');
+    expect(res.body).toMatch(/Latest message: <span class="mono">[^<]*FIELD_CUSTOM_VALIDATION_EXCEPTION/);
     expect(res.body).toContain(`name="csrf" value="${keys.csrf}"`);
     expect(res.body).toContain('fix the mapping or the field');
+    const one = renderToString(
+      h(FailuresBody, {
+        csrf: 't',
+        groups: [
+          {
+            code: 'CRM_REJECTED',
+            count: 1,
+            lastFailedAt: new Date(0),
+            sampleCallIds: ['c1'],
+            lastMessage: 'FIELD_CUSTOM_VALIDATION_EXCEPTION: Amount must be positive',
+          },
+        ],
+      }),
+    );
+    expect(one).toContain('Replay this call');
+    expect(one).toContain(
+      'Latest message: <span class="mono">FIELD_CUSTOM_VALIDATION_EXCEPTION: Amount must be positive',
+    );
+    expect(one).not.toContain('Replay these');
+  });
+
+  it('serves /favicon.ico to anyone, so pages cause no 404', async () => {
+    const res = await app.inject({ method: 'GET', url: '/favicon.ico' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('image/svg+xml');
+    expect(res.body).toContain('<svg');
   });
 
   it('finds calls by id, email and company, and opens an exact id directly', async () => {
@@ -323,5 +354,52 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
       payload: { code: 'CRM_REJECTED', since: new Date(NOW - 120_000).toISOString() },
     });
     expect(res.json().callIds.sort()).toEqual(['call_bad1', 'call_bad2']);
+  });
+
+  it('asks for confirmation before a replay that generates follow-ups again, and replays nothing until then', async () => {
+    const db = current().db.prisma;
+    const now = new Date(NOW);
+    await upsertDiscovered(db, { callId: 'call_uncertain', crm: 'salesforce', now });
+    await claimFollowupGeneration(db, 'call_uncertain', 'salesforce', now);
+    await settleFollowupClaim(db, {
+      callId: 'call_uncertain',
+      crm: 'salesforce',
+      now,
+      warning: 'FOLLOWUP_UNCERTAIN: x',
+    });
+    await transitionSyncStatus(db, { callId: 'call_uncertain', crm: 'salesforce', to: 'failed', now });
+    const claim = async () =>
+      (await db.syncStatus.findFirst({ where: { callId: 'call_uncertain' } }))?.followupsRequestedAt ?? null;
+    const page = await app.inject({ method: 'GET', url: '/console/calls/call_uncertain', headers: auth });
+    expect(page.body).toContain('name="regenerateFollowups"');
+
+    const form = { ...auth, 'content-type': 'application/x-www-form-urlencoded' };
+    const before = enqueued;
+    const ask = await app.inject({
+      method: 'POST',
+      url: '/console/replay',
+      headers: form,
+      payload: `callId=call_uncertain&regenerateFollowups=on&back=/console/calls/call_uncertain&csrf=${keys.csrf}`,
+    });
+    expect(ask.statusCode).toBe(200);
+    expect(ask.body).toContain('id="confirm-regenerate"');
+    expect(ask.body).toContain('name="confirm" value="yes"');
+    expect(ask.body).toContain('name="callId" value="call_uncertain"');
+    expect(ask.body).toContain(`name="csrf" value="${keys.csrf}"`);
+    // Nothing happened yet: still failed, its claim kept, no job.
+    expect(enqueued).toBe(before);
+    expect((await db.syncStatus.findFirst({ where: { callId: 'call_uncertain' } }))?.state).toBe('failed');
+    expect(await claim()).not.toBeNull();
+
+    const confirmed = await app.inject({
+      method: 'POST',
+      url: '/console/replay',
+      headers: form,
+      payload: `callId=call_uncertain&regenerateFollowups=true&confirm=yes&back=/console/calls/call_uncertain&csrf=${keys.csrf}`,
+    });
+    expect(confirmed.statusCode).toBe(303);
+    expect(confirmed.headers.location).toBe('/console/calls/call_uncertain?replayed=1');
+    expect(enqueued).toBe(before + 1);
+    expect(await claim()).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordLinker } from '../../src/console/links.js';
 import { projectDailyCap } from '../../src/budget/forecast.js';
+import { formatStatus } from '../../src/cli/statusFormat.js';
 import { crmCredentialsRejected, standingWarnings } from '../../src/console/warnings.js';
 import { fixHint } from '../../src/console/hints.js';
 import { boundAddress } from '../../src/worker/boundAddress.js';
@@ -66,6 +67,39 @@ describe('standing warnings', () => {
       'WEBHOOK_SILENCE',
     ]);
   });
+  it('names each field calls are written without and each CRM rule refusal, with the fix (issue 21)', () => {
+    const s = snapshot({
+      crmStanding: {
+        fieldGaps: [
+          {
+            object: 'EmailMessage',
+            field: 'CrmSync_Call_Id__c',
+            since: '2026-11-28T10:00:00.000Z',
+            fix: 'create EmailMessage.CrmSync_Call_Id__c in Salesforce Setup',
+          },
+        ],
+        refusals: [{ calls: 3, message: 'the portal requires `hs_call_disposition` on calls: map it' }],
+      },
+    });
+    expect(standingWarnings(s)).toEqual([
+      {
+        code: 'CRM_FIELD_MISSING',
+        message:
+          'calls are written without EmailMessage.CrmSync_Call_Id__c, which the CRM lacks (since 2026-11-28T10:00:00.000Z): create EmailMessage.CrmSync_Call_Id__c in Salesforce Setup',
+      },
+      {
+        code: 'CRM_VALIDATION_REJECTED',
+        message:
+          '3 call(s) refused: the portal requires `hs_call_disposition` on calls: map it; then `crm-sync replay --code CRM_VALIDATION_REJECTED`',
+      },
+    ]);
+    // `crm-sync status` prints the same, one WARNING line each.
+    const text = formatStatus(s);
+    expect(text).toContain(
+      'WARNING (CRM_FIELD_MISSING): calls are written without EmailMessage.CrmSync_Call_Id__c, which the CRM lacks',
+    );
+    expect(text).toContain('WARNING (CRM_VALIDATION_REJECTED): 3 call(s) refused: the portal requires');
+  });
   it("reads CRM credentials from the worker's own judgement, else from jobs held back on CRM_AUTH", () => {
     expect(crmCredentialsRejected(snapshot({ worker: { crmCredentials: { accepted: false } } }))).toBe(true);
     expect(crmCredentialsRejected(snapshot({ worker: { crmCredentials: { accepted: true } } }))).toBe(false);
@@ -126,6 +160,13 @@ describe('fix hints', () => {
     expect(fixHint('CRM_SETUP')).toMatch(/doctor/);
     expect(fixHint('SOMETHING_NEW')).toMatch(/replay/);
     expect(fixHint(null)).toMatch(/No error code/);
+  });
+
+  it('says held calls resume by themselves once the credentials are fixed, instead of "then replay"', () => {
+    for (const code of ['CRM_AUTH', 'SERVICE_UNAUTHORIZED']) {
+      expect(fixHint(code)).toContain('the calls held meanwhile resume by themselves, no replay needed');
+      expect(fixHint(code)).not.toMatch(/then replay/);
+    }
   });
 });
 

@@ -19,6 +19,7 @@ import { refreshTokensFor } from '../../src/store/crmCredentialStore.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { captureIo, configFrom, salesforceEnv } from '../cli/helpers.js';
 import {
+  createEmptyDatabase,
   createMigratedDatabase,
   DATABASE_KINDS,
   openTestDatabase,
@@ -120,6 +121,56 @@ describe.each(DATABASE_KINDS)('Salesforce refresh token rotation (%s)', { timeou
     expect(logs).toContain('salesforce session refreshed');
     expect(logs).not.toContain('5Aep');
     expect(logs).not.toContain(KEY);
+  });
+});
+
+describe('Salesforce refresh token rotation: the admin authorises again', () => {
+  it('presents a newly configured token rather than the stored successor of the old one', async () => {
+    const clock = new FakeClock();
+    target = await createMigratedDatabase('embedded');
+    const config = await setup(clock, { CREDENTIALS_KEY: KEY, DATA_DIR: target.dataDir });
+    const db = await openTestDatabase(target);
+    opened.push(db);
+    const adapterFor = (c: AppConfig) =>
+      createSalesforceAdapter({ config: c.salesforce, clock, refreshTokens: refreshTokensFor(c, db.prisma) });
+    expect((await adapterFor(config).lookup(bob, FIELDS)).matchedBy).toBe('email');
+    const stored = await db.prisma.crmCredential.findUnique({ where: { crm: 'salesforce' } });
+
+    // The admin authorised again: a new configured token, while the stored successor is still valid.
+    const fresh = sb!.state.issuer.issueRefreshToken(sb!.state.integrationUserId);
+    const reauthorised = { ...config, salesforce: { ...config.salesforce, refreshToken: fresh } };
+    expect((await adapterFor(reauthorised).lookup(bob, FIELDS)).matchedBy).toBe('email');
+    const after = await db.prisma.crmCredential.findUnique({ where: { crm: 'salesforce' } });
+    expect(after?.origin).not.toBe(stored?.origin);
+    expect(after?.version).toBe((stored?.version ?? 0) + 1);
+    // The newly configured token is the one presented: rotation retired it.
+    const again = await fetch(`${sb!.url}/services/oauth2/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: fresh,
+        client_id: sb!.oauth.clientId,
+        client_secret: sb!.oauth.clientSecret,
+      }),
+    });
+    expect(again.status).toBe(400);
+  });
+});
+
+describe('Salesforce refresh token rotation on a database not migrated yet', () => {
+  it('doctor migrates nothing and says to run crm-sync migrate, presenting no token', async () => {
+    const clock = new FakeClock();
+    target = await createEmptyDatabase(DATABASE_KINDS.at(-1)!);
+    const config = await setup(clock, {
+      CREDENTIALS_KEY: KEY,
+      ...(target.url ? { DATABASE_URL: target.url } : {}),
+      DATA_DIR: target.dataDir,
+    });
+    const io = captureIo();
+    expect(await runDoctor(config, io, {}, { clock })).toBe(1);
+    expect(io.text()).toContain('the database has no crm_credential table yet');
+    expect(io.text()).toContain('crm-sync migrate');
+    expect((await requestCounts(sb!)).counts[TOKEN] ?? 0).toBe(0);
   });
 });
 

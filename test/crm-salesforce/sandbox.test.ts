@@ -166,6 +166,47 @@ describe('Salesforce sandbox: records', () => {
     expect(tooMany).toMatchObject({ status: 400, body: [{ errorCode: 'EXCEEDED_ID_LIMIT' }] });
   });
 
+  it('refuses a create an admin rule or required field forbids, per record, until the rules are lifted', async () => {
+    const rules = (method: string, body?: unknown) =>
+      fetch(`${sb.url}/_admin/validation-rules`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? null : JSON.stringify(body),
+      });
+    expect(
+      (await rules('POST', { object: 'Task', field: 'CallDisposition', message: 'Log the result' })).status,
+    ).toBe(204);
+    expect((await rules('POST', { object: 'Task', field: 'CallType', kind: 'required' })).status).toBe(204);
+    const rec = (id: string, extra: object = {}) => ({
+      attributes: { type: 'Task' },
+      CrmSync_Call_Id__c: id,
+      ...extra,
+    });
+    const res = await api('PATCH', '/composite/sobjects/Task/CrmSync_Call_Id__c', {
+      allOrNone: false,
+      records: [rec('r1'), rec('r2', { CallDisposition: 'Connected', CallType: 'Outbound' })],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body[0]).toMatchObject({
+      success: false,
+      errors: [
+        {
+          statusCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION',
+          message: 'Log the result',
+          fields: ['CallDisposition'],
+        },
+        { statusCode: 'REQUIRED_FIELD_MISSING', fields: ['CallType'] },
+      ],
+    });
+    expect(res.body[1]).toMatchObject({ success: true, created: true });
+    expect((await rules('DELETE')).status).toBe(204);
+    const again = await api('PATCH', '/composite/sobjects/Task/CrmSync_Call_Id__c', {
+      allOrNone: false,
+      records: [rec('r1')],
+    });
+    expect(again.body[0]).toMatchObject({ success: true, created: true });
+  });
+
   it('describes objects with lengths, external ids and create-only fields', async () => {
     const { body } = await api('GET', '/sobjects/Task/describe');
     const field = (n: string) => body.fields.find((f: { name: string }) => f.name === n);

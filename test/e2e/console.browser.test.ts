@@ -94,7 +94,7 @@ describe.runIf(hasChromium)('operator console in a browser', () => {
     const ok = await createCall(svc, JANE);
     await completeCall(svc, ok);
     await waitWrittenBack(worker, [ok], 60_000);
-    hs.state.faults.add({ status: 400, count: 1, match: '/objects/calls/batch/upsert' });
+    hs.state.faults.add({ status: 400, count: 1, match: '/calls/batch/upsert' });
     failedCall = await createCall(svc, DANA);
     await completeCall(svc, failedCall);
     await waitFor('the call to fail', async () => (await syncState(worker, failedCall)) === 'failed', {

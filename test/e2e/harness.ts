@@ -138,8 +138,11 @@ export async function startWorkerProcess(
   timeoutMs = 30_000,
   /** Where to run `bin/crm-sync.js` from: the checkout, or an installed copy (the image test). */
   root = REPO_ROOT,
+  /** A command that runs its arguments, e.g. in a memory cgroup (test/image/memoryLimit.ts). */
+  launcher: string[] = [],
 ): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'bin', 'crm-sync.js'), 'start'], {
+  const argv = [...launcher, process.execPath, path.join(root, 'bin', 'crm-sync.js'), 'start'];
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), {
     cwd: root,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

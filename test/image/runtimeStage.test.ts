@@ -24,9 +24,12 @@ import {
 } from '../e2e/harness.js';
 import { hubspotActivityCounts } from '../e2e/readback.js';
 import { directoryBytes, replayDockerfile, type ReplayResult } from './dockerfile.js';
+import { memoryCgroup, peakRssBytes } from './memoryLimit.js';
 
 /** The runtime file set must stay under this (the issue's target; it was 538 MB of node_modules). */
 const MAX_RUNTIME_MB = 200;
+/** The container the worker must fit (issue 24): a first start on the embedded database included. */
+const CONTAINER_LIMIT_BYTES = 512 * 2 ** 20;
 
 describe('the Docker runtime stage', () => {
   let workDir: string;
@@ -72,6 +75,8 @@ describe('the Docker runtime stage', () => {
     }
     for (const needed of [
       'dist/cli/main.js',
+      // The pre-built embedded data directory a first start loads instead of running initdb.
+      'dist/pglite-template/datadir.tar.gz',
       'bin/crm-sync.js',
       'prisma/migrations',
       'config/mappings/hubspot.yaml',
@@ -81,7 +86,9 @@ describe('the Docker runtime stage', () => {
     expect(replay.env.NODE_ENV).toBe('production');
   });
 
-  it('starts the worker from the runtime files: /readyz answers 200 and a call is written back', async () => {
+  it('starts the worker from the runtime files within 512 MB: /readyz answers 200 and a call is written back', async ({
+    annotate,
+  }) => {
     const port = await freePort();
     [svc, hs] = await Promise.all([
       startServiceSandbox({
@@ -98,8 +105,12 @@ describe('the Docker runtime stage', () => {
       { kind: 'hubspot', sandbox: hs },
       { ...replay.env, CONFIG_DIR: path.join(runtime, 'config'), DATA_DIR: dataDir, PORT: String(port) },
     );
+    // A first start on a fresh embedded data directory, in a 512 MB memory cgroup where the
+    // machine allows one (the OOM killer would end the worker, and this test, beyond it).
+    const cgroup = memoryCgroup(`crm-sync-image-${process.pid}`, CONTAINER_LIMIT_BYTES);
+    const limited = 'launcher' in cgroup;
     // startWorkerProcess resolves only once GET /readyz has answered 200.
-    worker = await startWorkerProcess(env, 60_000, runtime);
+    worker = await startWorkerProcess(env, 60_000, runtime, limited ? cgroup.launcher : []);
     const callId = await createCall(svc, {
       name: 'Jane Doe',
       email: 'jane.doe@acme.example',
@@ -109,8 +120,18 @@ describe('the Docker runtime stage', () => {
     await waitWrittenBack(worker, [callId], 30_000);
     expect(hubspotActivityCounts(hs, [callId])).toEqual({ [callId]: 1 });
     expect(worker.output()).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find (module|package)/);
+    // The worker's own peak, whether or not a cgroup held it: under the limit with room to spare.
+    const peak = peakRssBytes(worker.pid);
+    const cgroupPeak = limited ? cgroup.peakBytes() : null;
+    const mb = (b: number | null) => (b === null ? '?' : `${(b / 2 ** 20).toFixed(0)} MB`);
+    const note = `worker peak RSS ${mb(peak)}; ${limited ? `ran in a ${mb(CONTAINER_LIMIT_BYTES)} memory cgroup (its peak ${mb(cgroupPeak)}, page cache included)` : `no memory cgroup: ${cgroup.unavailable}`}`;
+    await annotate(note);
+    console.warn(note);
+    if (peak !== null) expect(peak).toBeLessThan(CONTAINER_LIMIT_BYTES);
+    expect(existsSync(path.join(dataDir, 'pglite', 'PG_VERSION'))).toBe(true);
     await stopWorker(worker);
     worker = undefined;
+    if (limited) cgroup.remove();
   }, 120_000);
 
   it('would notice a runtime dependency pruned away: the worker then fails to start', async () => {

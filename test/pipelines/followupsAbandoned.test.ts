@@ -146,7 +146,7 @@ describe.each(DATABASE_KINDS)('an abandoned follow-up claim (%s)', (kind) => {
     const db = get().db.prisma;
     await upsertDiscovered(db, { callId: 'c-replayed', crm: 'hubspot', now: new Date(clock.now()) });
     await run(db, 'c-replayed', service(() => Promise.resolve([])).client);
-    await replayCall(db, 'hubspot', 'c-replayed', new Date(clock.now()));
+    await replayCall(db, 'hubspot', 'c-replayed', new Date(clock.now()), { regenerateFollowups: true });
     const replayed = service(() => new Promise(() => {}));
     void run(db, 'c-replayed', replayed.client);
     await expect.poll(() => replayed.asked.count).toBe(1);

@@ -20,6 +20,7 @@ import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubs
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { claimJobs, enqueueJob } from '../../src/store/jobQueue.js';
 import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
+import { collectCrmStanding } from '../../src/worker/crmStanding.js';
 import { applyTryResult } from '../../src/worker/jobOutcome.js';
 import { replayFailed } from '../../src/worker/replay.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
@@ -187,6 +188,11 @@ describe.each<{ name: CrmName; start: () => Promise<Crm> }>([
     );
     expect(await db.job.findFirst({ where: { id: BigInt(job!.id) } })).toMatchObject({ state: 'failed' });
 
+    // Status, the console and doctor show the refusal and its fix until the call is replayed.
+    expect((await collectCrmStanding(db, name)).refusals).toEqual([
+      { calls: 1, message: row?.lastErrorMessage },
+    ]);
+
     // The admin lifts the rule; the operator replays the calls failed with that code.
     await crm.liftRules();
     const replayed = await replayFailed(db, name, new Date(), { code: 'CRM_VALIDATION_REJECTED' });
@@ -194,6 +200,7 @@ describe.each<{ name: CrmName; start: () => Promise<Crm> }>([
     expect((await writeBack(deps, [dana!])).get(dana!)).toMatchObject({ kind: 'done' });
     expect(crm.activities(dana!)).toHaveLength(1);
     expect(await getSyncStatus(db, dana!, name)).toMatchObject({ state: 'written_back' });
+    expect((await collectCrmStanding(db, name)).refusals).toEqual([]);
     // Written once: writing it again (a retry, a later replay) updates the same activity.
     expect((await writeBack(deps, [dana!])).get(dana!)).toMatchObject({ kind: 'done' });
     expect(crm.activities(dana!)).toHaveLength(1);

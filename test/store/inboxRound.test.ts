@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { storeRound, type RoundDelivery } from '../../src/store/inboxRound.js';
+import { storeRound } from '../../src/store/inboxRound.js';
+import { delivery, T0 } from './roundDelivery.js';
 import { ACTIVE_SYNC_STATES } from '../../src/sync/states.js';
 import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { openDatabase } from '../../src/store/database.js';
@@ -9,34 +10,6 @@ import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
  * The inbox's one statement per round: what its CTEs pass on to each other (which deliveries are
  * fresh, which calls are in which state, which drafts are new) decides what is stored and queued.
  */
-const T0 = new Date('2026-03-02T10:00:00.000Z');
-
-function delivery(
-  eventId: string,
-  callId: string,
-  job: Partial<NonNullable<RoundDelivery['job']>> | null = {},
-  draftId?: string,
-): RoundDelivery {
-  return {
-    delivery: {
-      eventId,
-      type: 'analysis.ready',
-      callId,
-      rawBody: JSON.stringify({ id: eventId, data: { call_id: callId } }),
-      receivedAt: T0,
-      processedAt: T0,
-    },
-    call: { participantEmail: `${callId}@acme.example` },
-    draft: draftId ? { id: draftId, subject: 'Next steps', body: 'Hi', to: ['a@acme.example'] } : null,
-    job: job && {
-      spec: { kind: 'writeback', key: `writeback:${callId}`, payload: { callId }, priority: 5, now: T0 },
-      whileIn: null,
-      onlyForNewDraft: false,
-      ...job,
-    },
-  };
-}
-
 describe.each(DATABASE_KINDS)('the inbox round statement on %s', (kind) => {
   const get = useMigratedDatabase(kind);
 

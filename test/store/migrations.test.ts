@@ -22,6 +22,7 @@ const TABLES = [
   'call_followup',
   'console_session',
   'crm_credential',
+  'crm_field_gap',
   'crm_ledger',
   'crm_request',
   'deal_call',
@@ -55,7 +56,13 @@ describe.each(DATABASE_KINDS)('migrations on %s', (kind) => {
       expect((await migrationStatus(db)).pending).toEqual(migrationNames);
       expect(await migrate(db)).toEqual(migrationNames);
       expect(await migrate(db)).toEqual([]);
-      expect(await migrationStatus(db)).toEqual({ pending: [], failed: [], edited: [], unknown: [] });
+      expect(await migrationStatus(db)).toEqual({
+        applied: migrationNames,
+        pending: [],
+        failed: [],
+        edited: [],
+        unknown: [],
+      });
 
       const tables = await db.prisma.$queryRaw<{ table_name: string }[]>`
         SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`;

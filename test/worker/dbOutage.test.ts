@@ -186,7 +186,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a database outage', { timeout: 120_000 }, (
     const take = faults.take.bind(faults);
     let cutDuringWrite = false;
     faults.take = (path: string) => {
-      if (!cutDuringWrite && /\/crm\/v3\/objects\/calls\/batch\/(upsert|create)$/.test(path)) {
+      if (!cutDuringWrite && /\/crm\/objects\/2026-09\/calls\/batch\/(upsert|create)$/.test(path)) {
         cutDuringWrite = true;
         proxy.cut();
       }

@@ -22,13 +22,15 @@ import {
   type InProcessWorker,
 } from './inProcess.js';
 
-type Scripted = '503' | 'act-then-500';
+type Scripted = '503' | 'act-then-500' | '500-unsent';
 
 /** Passes requests to `target`; the next POST .../followups gets the next scripted answer. */
 async function startFollowupShim(target: string) {
   const script: Scripted[] = [];
   /** POST .../followups that reached the Service: each one made a set of drafts. */
   const generations = new Map<string, number>();
+  /** POST .../followups the shim received, answered or not. */
+  const asked = new Map<string, number>();
   const forward = async (req: IncomingMessage, body: Buffer) => {
     const headers = Object.fromEntries(
       Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
@@ -44,6 +46,15 @@ async function startFollowupShim(target: string) {
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
     const step = req.method === 'POST' && req.url?.endsWith('/followups') ? script.shift() : undefined;
+    if (req.method === 'POST' && req.url?.endsWith('/followups')) {
+      const callId = req.url.split('/')[3] ?? '';
+      asked.set(callId, (asked.get(callId) ?? 0) + 1);
+    }
+    if (step === '500-unsent') {
+      // A 500 the Service answered without making drafts; the client cannot tell it from one that did.
+      res.writeHead(500).end();
+      return;
+    }
     if (step === '503') {
       res.writeHead(503, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { code: 'unavailable', message: 'try later' } }));
@@ -73,6 +84,7 @@ async function startFollowupShim(target: string) {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     script,
     generations,
+    asked,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
@@ -157,5 +169,34 @@ describe('follow-up generation when the Service fails', { timeout: 120_000 }, ()
       (n) => n.properties.crmsync_call_id === id && n.properties.crmsync_followup_id,
     );
     expect(notes.map(noteDraftId).sort()).toEqual(generated.map((d) => d.id).sort());
+  });
+
+  it('is not asked again by a replay after an uncertain request; only --regenerate-followups asks', async () => {
+    const { id, row: first } = await syncCall(['500-unsent'], (r) => r.state === 'written_back');
+    expect(first.warnings.some((w) => w.startsWith('FOLLOWUP_UNCERTAIN: '))).toBe(true);
+    expect(first.crmFollowupIds).toEqual([]);
+    expect(shim.asked.get(id)).toBe(1);
+
+    // What `crm-sync replay --call` sends the running worker, without and then with the flag.
+    const replayed = async (body: Record<string, unknown>) => {
+      await adminPost(`${worker.handle.url}/admin/replay`, { callId: id, ...body });
+      await tickUntil(
+        clock,
+        `call ${id} written again`,
+        async () => (await row(id))?.state === 'written_back',
+        {
+          stepMs: 2_000,
+          describe: () => row(id),
+        },
+      );
+      return (await row(id))!;
+    };
+    await replayed({});
+    expect(shim.asked.get(id)).toBe(1);
+    const again = await replayed({ regenerateFollowups: true });
+    expect(shim.asked.get(id)).toBe(2);
+    expect(shim.generations.get(id)).toBe(1);
+    expect(again.crmFollowupIds).toHaveLength(svc.state.followups(id).length);
+    expect(again.crmFollowupIds.length).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
-import { claimFollowupGeneration, saveFollowupDrafts } from '../../src/store/followupRepo.js';
+import {
+  claimFollowupGeneration,
+  saveFollowupAnswer,
+  saveFollowupDrafts,
+  settleFollowupClaim,
+} from '../../src/store/followupRepo.js';
 import { recordSyncError } from '../../src/store/syncStatusRepo.js';
 import { replayCall, replayFailed, runReplay } from '../../src/worker/replay.js';
 import { parseReplayRequest } from '../../src/worker/replayRequest.js';
@@ -25,16 +30,33 @@ describe.each(DATABASE_KINDS)('replay (%s)', (kind) => {
     expect(jobs[0]?.payload).toMatchObject({ callId: 'c1', reason: 'replay' });
   });
 
-  it('re-allows a follow-up generation only when the claimed one produced no drafts', async () => {
+  it('keeps a claimed generation (answered, uncertain or in flight) unless the operator asks to regenerate', async () => {
     const db = current().db.prisma;
-    for (const id of ['lost', 'kept']) {
+    const ids = ['none', 'uncertain', 'in_flight', 'kept'];
+    for (const id of ids) {
       await upsertDiscovered(db, { callId: id, crm: 'hubspot', now: T0 });
       expect(await claimFollowupGeneration(db, id, 'hubspot', T0)).toBe(true);
     }
+    await saveFollowupAnswer(db, { callId: 'none', crm: 'hubspot', drafts: [], now: T0 });
+    await settleFollowupClaim(db, {
+      callId: 'uncertain',
+      crm: 'hubspot',
+      now: T0,
+      warning: 'FOLLOWUP_UNCERTAIN: x',
+    });
     await saveFollowupDrafts(db, 'kept', [{ id: 'fu_1', subject: 's', body: 'b' }], T0);
-    await replayCall(db, 'hubspot', 'lost', T0);
-    await replayCall(db, 'hubspot', 'kept', T0);
-    expect(await claimFollowupGeneration(db, 'lost', 'hubspot', T0)).toBe(true);
+    for (const id of ids) await replayCall(db, 'hubspot', id, T0);
+    for (const id of ids) expect(await claimFollowupGeneration(db, id, 'hubspot', T0)).toBe(false);
+
+    for (const id of ids) await replayCall(db, 'hubspot', id, T0, { regenerateFollowups: true });
+    expect(await db.syncStatus.findFirst({ where: { callId: 'none' } })).toMatchObject({
+      followupsRequestedAt: null,
+      followupsSettledAt: null,
+    });
+    for (const id of ['none', 'uncertain', 'in_flight']) {
+      expect(await claimFollowupGeneration(db, id, 'hubspot', T0)).toBe(true);
+    }
+    // Drafts stored: they are the call's follow-ups, never replaced.
     expect(await claimFollowupGeneration(db, 'kept', 'hubspot', T0)).toBe(false);
   });
 
@@ -46,7 +68,7 @@ describe.each(DATABASE_KINDS)('replay (%s)', (kind) => {
       where: { callId_crm: { callId: 'adopted', crm: 'hubspot' } },
       data: { crmFollowupIds: ['note-1', 'note-2'] },
     });
-    await replayCall(db, 'hubspot', 'adopted', T0);
+    await replayCall(db, 'hubspot', 'adopted', T0, { regenerateFollowups: true });
     expect(await claimFollowupGeneration(db, 'adopted', 'hubspot', T0)).toBe(false);
   });
 
@@ -120,10 +142,18 @@ describe.each(DATABASE_KINDS)('replay (%s)', (kind) => {
 
 describe('replay requests', () => {
   it('accepts one call, every failed call, a code or a window, and refuses the rest plainly', () => {
-    expect(parseReplayRequest({ callId: ' c1 ' })).toEqual({ callId: 'c1' });
+    expect(parseReplayRequest({ callId: ' c1 ' })).toEqual({ callId: 'c1', regenerateFollowups: false });
     expect(parseReplayRequest({ failed: true })).toEqual({
       failed: { code: undefined, since: undefined, until: undefined },
+      regenerateFollowups: false,
     });
+    // Only an explicit ask: the CLI flag, the admin API's true, a ticked console checkbox.
+    for (const yes of [true, 'true', 'on']) {
+      expect(parseReplayRequest({ callId: 'c1', regenerateFollowups: yes }).regenerateFollowups).toBe(true);
+    }
+    expect(parseReplayRequest({ callId: 'c1', regenerateFollowups: 'yes please' }).regenerateFollowups).toBe(
+      false,
+    );
     expect(parseReplayRequest({ failed: 'true', code: 'CRM_AUTH' })).toMatchObject({
       failed: { code: 'CRM_AUTH' },
     });

@@ -102,9 +102,17 @@ async function collectChecks(
   }
   checks.push(await checkDatabase(config));
   // Heavy parts (the SDKs, the HTTP client) load only when the command runs: `--help` stays quick.
-  const { createServiceFromConfig } = await import('../serviceFromConfig.js');
-  checks.push(await checkServiceKey(createServiceFromConfig, config, deps));
-  checks.push(...(await checkCrm(config, mapping, options.fix === true, deps)));
+  const { openServiceFromConfig } = await import('../serviceFromConfig.js');
+  checks.push(await checkServiceKey(openServiceFromConfig, config, deps));
+  const crmChecks = await checkCrm(config, mapping, options.fix === true, deps);
+  checks.push(...crmChecks.map((c) => c.named));
+  const { standingChecks } = await import('./doctorStanding.js');
+  checks.push(
+    ...(await standingChecks(
+      config,
+      crmChecks.map((c) => c.raw),
+    )),
+  );
   return checks;
 }
 
@@ -113,13 +121,16 @@ async function checkCrm(
   mapping: Mapping | null,
   fix: boolean,
   deps: DoctorDeps,
-): Promise<SetupCheck[]> {
+): Promise<{ raw: SetupCheck; named: SetupCheck }[]> {
   const label = CRM_LABEL[config.crm];
   const settings = `the ${config.crm === 'hubspot' ? 'HUBSPOT_' : 'SALESFORCE_'}* settings`;
+  // A rejected credential names the setting in use and how to renew it, not a family of settings.
+  const { credentialAdvice } = await import('../../crm/credentials.js');
+  const advice = credentialAdvice(config);
   const named = (c: SetupCheck): SetupCheck => ({
     ...c,
     name: `${label} ${c.name}`,
-    fix: c.fix ?? (!c.ok && c.name === 'credentials' ? `check ${settings}` : undefined),
+    fix: !c.ok && c.name === 'credentials' ? advice.fix : c.fix,
   });
   const { createCrmAdapter } = await import('../../crm/factory.js');
   const { openRefreshTokens } = await import('../workerDb.js');
@@ -134,17 +145,20 @@ async function checkCrm(
     });
     // Without a valid mapping only the credentials can be checked.
     const report = await adapter.verifySetup(mapping ? requiredFields(mapping) : [], { fix });
-    return report.checks.map(named);
+    return report.checks.map((raw) => ({ raw, named: named(raw) }));
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    return [
-      named({
-        name: 'connection',
-        ok: false,
-        detail: `could not check: ${reason}`,
-        fix: `check ${settings} and that ${label} is reachable from here`,
-      }),
-    ];
+    const { CrmAuthError } = await import('../../crm/errors.js');
+    const raw: SetupCheck =
+      err instanceof CrmAuthError
+        ? { name: 'credentials', ok: false, detail: `${advice.credential} rejected` }
+        : {
+            name: 'connection',
+            ok: false,
+            detail: `could not check: ${reason}`,
+            fix: `check ${settings} and that ${label} is reachable from here`,
+          };
+    return [{ raw, named: named(raw) }];
   } finally {
     await tokens?.close();
   }

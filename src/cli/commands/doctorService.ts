@@ -11,7 +11,7 @@ import {
   ServiceUnauthorizedError,
 } from '../../service/errors.js';
 import type { Clock } from '../../util/clock.js';
-import type { createServiceFromConfig } from '../serviceFromConfig.js';
+import type { openServiceFromConfig } from '../serviceFromConfig.js';
 
 const NAME = 'Service API key';
 
@@ -21,12 +21,12 @@ const NAME = 'Service API key';
  * leave it out and the caller blanks every secret again.
  */
 export async function checkServiceKey(
-  openService: typeof createServiceFromConfig,
+  openService: typeof openServiceFromConfig,
   config: AppConfig,
   deps: { clock?: Clock | undefined; logger?: Logger | undefined },
 ): Promise<SetupCheck> {
   const where = config.service.baseUrl;
-  const service = openService(config, { clock: deps.clock, logger: deps.logger, maxAttempts: 1 });
+  const service = await openService(config, { clock: deps.clock, logger: deps.logger, maxAttempts: 1 });
   try {
     await service.client.listCallsPage({ limit: 1 }, { priority: 'writeback' });
     return { name: NAME, ok: true, detail: `accepted by ${where}` };

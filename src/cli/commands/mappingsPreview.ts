@@ -16,7 +16,7 @@ export interface PreviewSourceDeps {
 
 /**
  * What `mappings preview` reads, from the real parts: the Service client (getCall, getAnalysis
- * at 'writeback' priority, paid from a budget of this process) and the CRM adapter's lookup.
+ * at 'writeback' priority, paid from the workers' shared budget when the database has one) and the CRM adapter's lookup.
  * Nothing here writes to the Service or the CRM.
  */
 export async function previewSourceFrom(
@@ -24,7 +24,7 @@ export async function previewSourceFrom(
   deps: PreviewSourceDeps = {},
 ): Promise<ClosablePreviewSource> {
   // Loaded on use: the SDKs and HTTP client would slow every other command's start.
-  const [{ createServiceFromConfig }, { createCrmAdapter }] = await Promise.all([
+  const [{ openServiceFromConfig }, { createCrmAdapter }] = await Promise.all([
     import('../serviceFromConfig.js'),
     import('../../crm/factory.js'),
   ]);
@@ -35,7 +35,7 @@ export async function previewSourceFrom(
     logger: deps.logger,
     refreshTokens: tokens?.refreshTokens,
   });
-  const service = createServiceFromConfig(config, { clock: deps.clock, logger: deps.logger });
+  const service = await openServiceFromConfig(config, { clock: deps.clock, logger: deps.logger });
   const opts = { priority: 'writeback' } as const;
   const release = holdProcessOpen();
   return {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { AppConfig } from '../../config/config.js';
 
 /**
  * `crm-sync match EMAIL`: runs the match rules against the live CRM for one participant and prints
@@ -39,6 +40,7 @@ export function registerMatch(program: Command): void {
           lookupFieldsFor(mapping),
           dealRuleFor(mapping),
         )
+        .catch(async (err: unknown) => Promise.reject(await plainCrmRefusal(err, config)))
         .finally(() => {
           release();
           return tokens?.close();
@@ -61,4 +63,14 @@ export function registerMatch(program: Command): void {
         ].join('\n'),
       );
     });
+}
+
+/** A rejected credential as one sentence naming the setting and the fix, not the CRM's raw 401. */
+async function plainCrmRefusal(err: unknown, config: AppConfig): Promise<unknown> {
+  const { CrmAuthError } = await import('../../crm/errors.js');
+  if (!(err instanceof CrmAuthError)) return err;
+  const { credentialAdvice } = await import('../../crm/credentials.js');
+  const { SetupError } = await import('../../config/setupError.js');
+  const advice = credentialAdvice(config);
+  return new SetupError(`The ${advice.credential} was rejected.`, `To fix: ${advice.fix}.`);
 }

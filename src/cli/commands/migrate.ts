@@ -11,7 +11,10 @@ export function registerMigrate(program: Command): void {
   program
     .command('migrate')
     .description('Create or update the database tables (PostgreSQL from DATABASE_URL, else the embedded one)')
-    .option('--status', 'only show which migrations are pending, failed or changed')
+    .option(
+      '--status',
+      'only show which migrations are applied, pending, failed or changed (creates nothing)',
+    )
     .option(
       '--rolled-back <migration>',
       'mark a failed migration as rolled back (after undoing what it did), so the next run retries it',
@@ -22,7 +25,13 @@ export function registerMigrate(program: Command): void {
       const { openDatabase } = await import('../../store/database.js');
       const config = loadConfig();
       const logger = createLogger({ level: config.logLevel });
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+      // --status only reads: it never creates an embedded database where there is none.
+      const db = await openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        logger,
+        existing: opts.status === true && !config.databaseUrl,
+      });
       try {
         const where = `${db.kind === 'postgres' ? 'PostgreSQL database' : 'embedded database'} at ${db.location}`;
         await runMigrate(db, where, opts);
@@ -44,6 +53,8 @@ async function runMigrate(db: Database, where: string, opts: MigrateOptions): Pr
   if (opts.status) {
     const status = await migrationStatus(db);
     console.log(`Migrations on the ${where}:`);
+    console.log(`  applied: ${status.applied.length === 0 ? 'none' : `${status.applied.length}`}`);
+    for (const name of status.applied) console.log(`    ${name}`);
     console.log(`  pending: ${status.pending.join(', ') || 'none'}`);
     if (status.failed.length > 0) console.log(`  FAILED: ${status.failed.join(', ')}`);
     if (status.edited.length > 0) console.log(`  changed after being applied: ${status.edited.join(', ')}`);

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import type { ReplayResult } from '../../worker/replay.js';
 
-/** `crm-sync replay --call ID | --failed | --code CODE | --since/--until`: put calls back to work. */
+/**
+ * `crm-sync replay --call ID | --failed | --code CODE | --since/--until [--regenerate-followups]`:
+ * put calls back to work.
+ */
 export function registerReplay(program: Command): void {
   program
     .command('replay')
@@ -14,19 +17,32 @@ export function registerReplay(program: Command): void {
       'replay the calls that failed at or after this time (UTC), e.g. 2026-01-31T09:00Z',
     )
     .option('--until <time>', 'replay the calls that failed before this time (UTC)')
+    .option(
+      '--regenerate-followups',
+      'also ask the Service for new follow-up drafts for replayed calls that have none, even when the first request was answered or may have reached it (each request makes new drafts; late ones from the first are written too)',
+    )
     .action(
-      async (opts: { call?: string; failed?: boolean; code?: string; since?: string; until?: string }) => {
+      async (opts: {
+        call?: string;
+        failed?: boolean;
+        code?: string;
+        since?: string;
+        until?: string;
+        regenerateFollowups?: boolean;
+      }) => {
         const { parseReplayRequest, ReplayRequestError } = await import('../../worker/replayRequest.js');
         const { UsageError } = await import('../usageError.js');
+        const input = {
+          callId: opts.call,
+          failed: opts.failed,
+          code: opts.code,
+          since: opts.since,
+          until: opts.until,
+          regenerateFollowups: opts.regenerateFollowups === true,
+        };
         let request;
         try {
-          request = parseReplayRequest({
-            callId: opts.call,
-            failed: opts.failed,
-            code: opts.code,
-            since: opts.since,
-            until: opts.until,
-          });
+          request = parseReplayRequest(input);
         } catch (err) {
           throw err instanceof ReplayRequestError ? new UsageError(err.message) : err;
         }
@@ -42,13 +58,7 @@ export function registerReplay(program: Command): void {
             result = await runReplay(database.prisma, config.crm, request, new Date());
           } else {
             // The same request, carried out by the running worker with the same code.
-            result = await askWorker<ReplayResult>(config, '/admin/replay', {
-              callId: opts.call,
-              failed: opts.failed,
-              code: opts.code,
-              since: opts.since,
-              until: opts.until,
-            });
+            result = await askWorker<ReplayResult>(config, '/admin/replay', input);
           }
         } finally {
           await database?.close();

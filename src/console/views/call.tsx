@@ -5,6 +5,7 @@ import { utc } from '../format.js';
 import { fixHint } from '../hints.js';
 import { historyChange } from '../historyChange.js';
 import { ActionForm } from './layout.js';
+import { RegenerateBox } from './replayConfirm.js';
 
 const KIND_LABEL: Record<LandedRecord['kind'], string> = {
   contact: 'Contact',
@@ -38,6 +39,7 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
         <ActionForm action="/console/replay" csrf={csrf}>
           <input type="hidden" name="callId" value={s.callId} />
           <input type="hidden" name="back" value={`/console/calls/${encodeURIComponent(s.callId)}`} />
+          <RegenerateBox />
           <button type="submit">Replay this call</button>
         </ActionForm>
         {d.warnings.length > 0 && (

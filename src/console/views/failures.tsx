@@ -2,6 +2,7 @@ import type { FailureGroup } from '../../store/syncStatusQueries.js';
 import { count, utc } from '../format.js';
 import { fixHint } from '../hints.js';
 import { ActionForm } from './layout.js';
+import { RegenerateBox } from './replayConfirm.js';
 
 export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: string }) {
   const total = groups.reduce((a, g) => a + g.count, 0);
@@ -20,6 +21,11 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
           <h2>
             <span class="mono">{g.code ?? 'no code'}</span> <span class="pill bad">{count(g.count)}</span>
           </h2>
+          {g.lastMessage && (
+            <p class="message">
+              Latest message: <span class="mono">{g.lastMessage}</span>
+            </p>
+          )}
           <p class="hint">{fixHint(g.code)}</p>
           <p class="muted">
             Last failed {utc(g.lastFailedAt)}. Recent:{' '}
@@ -36,7 +42,10 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
             <ActionForm action="/console/replay" csrf={csrf}>
               <input type="hidden" name="code" value={g.code} />
               <input type="hidden" name="back" value="/console/failures" />
-              <button type="submit">Replay these {count(g.count)}</button>
+              <RegenerateBox />
+              <button type="submit">
+                {g.count === 1 ? 'Replay this call' : `Replay these ${count(g.count)}`}
+              </button>
             </ActionForm>
           )}
         </section>
@@ -65,6 +74,7 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
                 ))}
             </select>
           </label>
+          <RegenerateBox />
           <button type="submit">Replay window</button>
         </ActionForm>
       </section>

@@ -11,6 +11,7 @@ import {
   type FollowupWrite,
   type WriteResult,
 } from '../types.js';
+import type { RefreshTokenStore } from '../refreshTokens.js';
 import { TokenSource, type HubSpotCredentials, type RefreshFn, type TokenGrant } from './auth.js';
 import { RequestGate, type GateOptions } from './gate.js';
 import { matchParticipants } from '../match/run.js';
@@ -48,6 +49,8 @@ export interface HubSpotAdapterDeps {
   followupIdProperty?: string;
   /** Longest text per property, where shorter than HubSpot's 65,536. */
   maxLengths?: Record<string, number>;
+  /** OAuth: the refresh-token store shared by every process (src/store/crmCredentialStore.ts). */
+  refreshTokens?: RefreshTokenStore | undefined;
   /** Called after an OAuth refresh, e.g. to persist a rotated refresh token. */
   onTokenRefresh?: (grant: TokenGrant) => void;
   /** Test seams: the token call and the API factory (default: the real SDK). */
@@ -75,6 +78,7 @@ export function createHubSpotAdapter(deps: HubSpotAdapterDeps): CrmAdapter {
       logger.info('HubSpot OAuth access token refreshed');
       deps.onTokenRefresh?.(grant);
     },
+    deps.refreshTokens,
   );
   const factory = deps.apiFactory ?? createHubSpotApi;
   const run = createRunner({

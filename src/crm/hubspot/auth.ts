@@ -1,5 +1,6 @@
 import type { Clock } from '../../util/clock.js';
 import { CrmAuthError, CrmTransientError } from '../errors.js';
+import { memoryRefreshTokens, type RefreshTokenStore } from '../refreshTokens.js';
 import { isSdkError } from './errorMap.js';
 
 /**
@@ -39,15 +40,22 @@ export class TokenSource {
   private marginMs = EXPIRY_MARGIN_MS;
   private refreshing: Promise<string> | undefined;
   private refreshToken: string | undefined;
+  private readonly store: RefreshTokenStore;
 
   constructor(
     private readonly credentials: HubSpotCredentials,
     private readonly clock: Clock,
     private readonly refreshFn: RefreshFn,
     private readonly onRefresh?: (grant: TokenGrant) => void,
+    /**
+     * Where the refresh token to present comes from and where one HubSpot hands back goes: shared
+     * through the database by every process when CREDENTIALS_KEY is set, else this process alone.
+     */
+    store?: RefreshTokenStore,
   ) {
     this.token = credentials.accessToken;
     this.refreshToken = credentials.refreshToken;
+    this.store = store ?? memoryRefreshTokens(credentials.refreshToken ?? '');
     if (!this.token && !this.canRefresh) {
       throw new CrmAuthError(
         'HubSpot needs an access token or OAuth client id, secret and refresh token',
@@ -82,10 +90,13 @@ export class TokenSource {
     const started = this.clock.now();
     let grant: TokenGrant;
     try {
-      grant = await this.refreshFn({
-        clientId: this.credentials.clientId ?? '',
-        clientSecret: this.credentials.clientSecret ?? '',
-        refreshToken: this.refreshToken ?? '',
+      grant = await this.store.refreshWith(async (refreshToken) => {
+        const answer = await this.refreshFn({
+          clientId: this.credentials.clientId ?? '',
+          clientSecret: this.credentials.clientSecret ?? '',
+          refreshToken,
+        });
+        return { result: answer, refreshToken: answer.refreshToken };
       });
     } catch (e) {
       if (isSdkError(e) && e.code >= 400 && e.code < 500) {

@@ -26,6 +26,9 @@ export class SandboxAuth {
     private readonly accessTokenTtlMs: number,
   ) {}
 
+  /** Each refresh retires the presented refresh token and answers with a new one (default off). */
+  rotateRefreshTokens = false;
+
   /** While set, every token and the refresh grant are refused, as after an admin revokes the app. */
   private revoked = false;
 
@@ -69,6 +72,10 @@ export class SandboxAuth {
         body: { status: 'BAD_REFRESH_TOKEN', message: 'missing or invalid refresh token' },
       };
     }
+    // HubSpot hands back the same refresh token; `rotateRefreshTokens` (not HubSpot's documented
+    // behaviour) retires it instead, to test that crm-sync shares a token a CRM does rotate.
+    if (this.rotateRefreshTokens)
+      this.oauth.refreshToken = `sandbox-refresh-${randomBytes(12).toString('hex')}`;
     const accessToken = `oat-sandbox-${randomBytes(12).toString('hex')}`;
     this.issued.set(accessToken, this.clock.now() + this.accessTokenTtlMs);
     return {
