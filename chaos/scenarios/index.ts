@@ -3,11 +3,13 @@
  * `secrets` last, since it scans the output of all the others.
  */
 import type { Scenario } from '../scenario.js';
+import { clockSkewScenario } from './clockSkew.js';
 import { crmStormScenario } from './crmStorm.js';
 import { dbOutageScenario } from './dbOutage.js';
 import { hostileWebhooksScenario } from './hostileWebhooks.js';
 import { kill9Scenario } from './kill9.js';
 import { replicasScenario } from './replicas.js';
+import { rollingDeployScenario } from './rollingDeploy.js';
 import { secretsScenario } from './secrets.js';
 import { serviceStormScenario } from './serviceStorm.js';
 import { twoReplicaCrmScenario } from './twoReplicaCrm.js';
@@ -21,6 +23,8 @@ export const SCENARIOS: Scenario[] = [
   replicasScenario,
   hostileWebhooksScenario,
   twoReplicaCrmScenario({ calls: 80, budgetMs: 300_000 }),
+  clockSkewScenario({ calls: 90, budgetMs: 360_000 }),
+  rollingDeployScenario({ calls: 30, restarts: 4, budgetMs: 420_000 }),
   // Last: it scans the output of every scenario before it.
   secretsScenario,
 ];

@@ -10,6 +10,7 @@ import { writeObject } from '../crm/fieldGaps.js';
 import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
 import { activityReadsFollowups } from './followupStamp.js';
 import type { PreparedWrite } from './writeback.js';
+import { sideEffect, stillGoing } from './jobRun.js';
 
 /**
  * The activities' batch upsert, leaving out the fields the CRM lacks (fieldGaps.ts; the follow-up
@@ -20,12 +21,17 @@ export async function upsertActivities(
   activities: ActivityWrite[],
   writes: PreparedWrite[],
 ): Promise<Map<string, WriteResult>> {
+  const runOf = (a: ActivityWrite) => writes.find((w) => w.callId === a.callId)?.item.run;
+  // One batch write for the calls whose run goes on; the others get the reason they stopped.
+  const { going, stopped } = stillGoing(activities, runOf);
   const object = writeObject(deps.crmName, 'activity');
-  const { results, omitted } = await writeAroundGaps(deps, activities, {
+  const { results, omitted } = await writeAroundGaps(deps, going, {
     keyOf: (a) => a.callId,
     objectOf: () => object,
-    send: (batch) => deps.crm.upsertActivities(batch),
+    send: (batch) => sideEffect(batch.map(runOf), () => deps.crm.upsertActivities(batch)),
   });
+  for (const { item, reason } of stopped)
+    results.set(item.callId, { key: item.callId, ok: false, error: reason as Error });
   for (const [callId, fields] of omitted) {
     const w = writes.find((x) => x.callId === callId);
     for (const warning of fieldGapWarnings(deps.mapping, fields))

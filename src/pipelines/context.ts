@@ -13,16 +13,23 @@ import {
 import { callFactsOf, FINISHED_STATUSES } from './callFacts.js';
 import type { PipelineDeps } from './deps.js';
 import type { ContextJobPayload } from './jobs.js';
+import { sideEffect, type JobRun } from './jobRun.js';
 
 export type ContextResult = 'pushed' | 'already_pushed' | 'call_finished' | 'no_participant';
 
-export async function runContextJob(deps: PipelineDeps, payload: ContextJobPayload): Promise<ContextResult> {
+export async function runContextJob(
+  deps: PipelineDeps,
+  payload: ContextJobPayload,
+  /** The job run: its lease fences the move, its signal stops the push (jobRun.ts). */
+  run?: JobRun,
+): Promise<ContextResult> {
   const { db, crmName: crm, clock } = deps;
   const { callId } = payload;
   const existing = await getSyncStatus(db, callId, crm);
   if (existing?.contextPushedAt) return 'already_pushed';
 
-  const call = payload.call ?? (await deps.service.getCall(callId, { priority: 'live' }));
+  const call =
+    payload.call ?? (await deps.service.getCall(callId, { priority: 'live', signal: run?.signal }));
   const { record } = await upsertDiscovered(db, {
     callId,
     crm,
@@ -41,9 +48,11 @@ export async function runContextJob(deps: PipelineDeps, payload: ContextJobPaylo
   });
   const warnings: string[] = [];
   const body = await buildContext(deps.mapping, { call, lookup, now: clock.now(), warnings });
-  await deps.service.pushContext(callId, body as Parameters<typeof deps.service.pushContext>[1], {
-    priority: 'live',
-  });
+  await sideEffect([run], () =>
+    deps.service.pushContext(callId, body as Parameters<typeof deps.service.pushContext>[1], {
+      priority: 'live',
+    }),
+  );
 
   const now = new Date(clock.now());
   if (payload.receivedAt !== undefined) {
@@ -55,6 +64,7 @@ export async function runContextJob(deps: PipelineDeps, payload: ContextJobPaylo
     to: 'context_pushed',
     expectedFrom: 'discovered',
     now,
+    fence: run?.fence,
     // The event's type already says "context pushed"; the detail says how the records were found.
     detail: `matched by ${lookup.matchedBy}`,
     set: {

@@ -13,6 +13,7 @@ import { claimFollowupGeneration, followupsWrittenUpdate } from '../store/follow
 import { transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
+import { sideEffect, stillGoing, type JobRun } from './jobRun.js';
 
 /** What the check needs of the pipeline's dependencies. */
 export type LedgerDeps = Pick<
@@ -82,6 +83,8 @@ export interface Adoption {
   record: SyncStatusRecord;
   call: Call;
   written: WrittenCall;
+  /** The job run adopting it (jobRun.ts). */
+  run?: JobRun | undefined;
 }
 
 /**
@@ -102,6 +105,10 @@ export async function adoptAll(
   const out = new Map<number, string | Error>();
   if (adoptions.length === 0) return out;
   const lookups = await lookUpAll(deps, adoptions);
+  // Re-linking writes to the CRM: the calls whose run was told to stop leave first.
+  const { going, stopped } = stillGoing(adoptions, (a) => a.run);
+  for (const { item, reason } of stopped) out.set(item.jobId, asError(reason));
+  adoptions = going;
   const kind = deps.mapping.writeback.followups?.kind;
   const planned = adoptions.map((a) => {
     const lookup = lookups.get(a.jobId);
@@ -115,7 +122,10 @@ export async function adoptAll(
   });
   let moved: LinkMoveResult[];
   try {
-    moved = await deps.crm.moveActivityLinks(planned.flatMap((p) => p.moves));
+    moved = await sideEffect(
+      adoptions.map((a) => a.run),
+      () => deps.crm.moveActivityLinks(planned.flatMap((p) => p.moves)),
+    );
   } catch (error) {
     for (const a of adoptions) out.set(a.jobId, asError(error));
     return out;
@@ -164,20 +174,22 @@ async function lookUpAll(deps: LedgerDeps, adoptions: Adoption[]): Promise<Map<n
 
 async function adoptOne(
   deps: LedgerDeps,
-  { record, written }: Adoption,
+  { record, written, run }: Adoption,
   lookup: CrmLookup | undefined,
   writes: number,
 ): Promise<string> {
   const { db, crmName: crm, clock } = deps;
   const crmFollowupIds = written.followups.map((f) => f.crmId);
   const now = new Date(clock.now());
-  if (deps.mapping.writeback.followups) await claimFollowupGeneration(db, record.callId, crm, now);
+  if (deps.mapping.writeback.followups)
+    await claimFollowupGeneration(db, record.callId, crm, now, run?.fence);
   const relinked =
     writes > 0 ? `re-linked to the current match (${writes} link write(s))` : 'nothing written';
   const detail = `found in the CRM: activity ${written.activityId} and ${crmFollowupIds.length} follow-up(s); ${relinked}`;
   const links = lookup ? linksOf(lookup) : undefined;
-  await toWritingBack(deps, record);
+  await toWritingBack(deps, record, run);
   await transitionSyncStatus(db, {
+    fence: run?.fence,
     callId: record.callId,
     crm,
     to: 'written_back',
@@ -206,6 +218,6 @@ async function adoptOne(
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 /** From wherever the call is to writing_back, the table's way (syncPath). */
-async function toWritingBack(deps: LedgerDeps, record: SyncStatusRecord): Promise<void> {
-  await moveTo(deps, record, 'writing_back', 'found written in the CRM');
+async function toWritingBack(deps: LedgerDeps, record: SyncStatusRecord, run?: JobRun): Promise<void> {
+  await moveTo(deps, record, 'writing_back', 'found written in the CRM', run?.fence);
 }

@@ -21,6 +21,7 @@ import { writeObject } from '../crm/fieldGaps.js';
 import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
 import { stamped } from './followupStamp.js';
 import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
+import { sideEffect, stillGoing } from './jobRun.js';
 
 export async function writeToCrm(
   deps: PipelineDeps,
@@ -29,6 +30,12 @@ export async function writeToCrm(
 ): Promise<void> {
   const { db, crmName: crm, clock } = deps;
   const fail = (w: PreparedWrite, error: unknown) => results.set(w.item.jobId, { kind: 'error', error });
+  // Before each side effect: the calls whose run was told to stop (lost lease, worker stopping) leave.
+  const going = (list: PreparedWrite[]) => {
+    const { going: on, stopped } = stillGoing(list, (w) => w.item.run);
+    for (const { item, reason } of stopped) fail(item, reason);
+    return on;
+  };
   const input = (w: PreparedWrite) => ({
     call: w.call,
     analysis: w.analysis,
@@ -62,6 +69,7 @@ export async function writeToCrm(
     to: 'writing_back',
     now: new Date(clock.now()),
     detail: 'writing to the CRM',
+    fences: direct.map((w) => w.item.run?.fence),
   }).catch((error: unknown) => direct.map(() => error as Error));
   const moveErrors = new Map(direct.flatMap((w, i) => (moved[i] === true ? [] : [[w, moved[i]!] as const])));
   for (const w of full) {
@@ -69,7 +77,8 @@ export async function writeToCrm(
       const status = statuses.get(w.callId);
       const moveError = moveErrors.get(w);
       if (moveError) throw moveError;
-      if (status && !direct.includes(w)) await moveTo(deps, status, 'writing_back', 'writing to the CRM');
+      if (status && !direct.includes(w))
+        await moveTo(deps, status, 'writing_back', 'writing to the CRM', w.item.run?.fence);
       const activity = await buildActivity(deps.mapping, input(w));
       // Stamped before the Service is asked (followupStamp.ts).
       activities.push(w.generate ? stamped(deps.mapping, activity, clock.now()) : activity);
@@ -77,8 +86,12 @@ export async function writeToCrm(
       fail(w, error);
     }
   }
-  live = live.filter((w) => !results.has(w.item.jobId));
-  const activityResults = await upsertActivities(deps, activities, live);
+  live = going(live.filter((w) => !results.has(w.item.jobId)));
+  const activityResults = await upsertActivities(
+    deps,
+    activities.filter((a) => live.some((w) => w.callId === a.callId)),
+    live,
+  );
 
   // 2. Follow-ups asked for, now that each such call's activity holds the stamp. Their rows are
   // read again: the answer may have added a warning (FOLLOWUP_UNCERTAIN) the move must keep.
@@ -88,13 +101,15 @@ export async function writeToCrm(
   if (asked.length > 0) for (const [id, row] of await getSyncStatuses(db, asked, crm)) statuses.set(id, row);
 
   // Deal-level signals of the calls whose activity is now in the CRM (src/pipelines/dealSignals.ts).
-  await syncDealSignals(
-    deps,
-    live.flatMap((w) =>
-      activityResults.get(w.callId)?.ok
-        ? [{ call: w.call, analysis: w.analysis, dealId: w.lookup.deals[0]?.id }]
-        : [],
-    ),
+  live = going(live);
+  const signalled = live.filter((w) => activityResults.get(w.callId)?.ok);
+  await sideEffect(
+    signalled.map((w) => w.item.run),
+    () =>
+      syncDealSignals(
+        deps,
+        signalled.map((w) => ({ call: w.call, analysis: w.analysis, dealId: w.lookup.deals[0]?.id })),
+      ),
   );
 
   // 3. Follow-up drafts not yet written, linked to the activity.
@@ -122,15 +137,18 @@ export async function writeToCrm(
       fail(w, error);
     }
   }
-  live = live.filter((w) => !results.has(w.item.jobId));
+  live = going(live.filter((w) => !results.has(w.item.jobId)));
+  const writing = followups.filter((f) => live.some((w) => w.callId === f.callId));
+  const runsOf = (batch: FollowupWrite[]) =>
+    live.filter((w) => batch.some((f) => f.callId === w.callId)).map((w) => w.item.run);
   // Drafts leave out the fields the CRM lacks (fieldGaps.ts), never their key: a draft without
   // its key field would be written again on every retry, so that refusal fails the call instead.
-  const { results: followupResults, omitted } = await writeAroundGaps(deps, followups, {
+  const { results: followupResults, omitted } = await writeAroundGaps(deps, writing, {
     keyOf: (f) => f.key,
     objectOf: (f) => writeObject(deps.crmName, f.kind),
-    send: (batch) => deps.crm.upsertFollowups(batch),
+    send: (batch) => sideEffect(runsOf(batch), () => deps.crm.upsertFollowups(batch)),
   });
-  for (const f of followups) {
+  for (const f of writing) {
     const w = live.find((x) => x.callId === f.callId);
     for (const warning of fieldGapWarnings(deps.mapping, omitted.get(f.key) ?? []))
       if (w && !w.warnings.includes(warning)) w.warnings.push(warning);
@@ -139,7 +157,7 @@ export async function writeToCrm(
   // 4. Each call's row.
   for (const w of live) {
     try {
-      const mine = followups.filter((f) => f.callId === w.callId);
+      const mine = writing.filter((f) => f.callId === w.callId);
       const failed = mine.map((f) => followupResults.get(f.key)).find((r) => r && !r.ok);
       const done = mine.flatMap((f) => {
         const r = followupResults.get(f.key);
@@ -203,6 +221,7 @@ async function finishCall(
     },
     // The drafts' CRM ids, in the same statement.
     alongside: followupsWrittenUpdate(w.callId, followups, now) ?? undefined,
+    fence: w.item.run?.fence,
   });
   if (w.warnings.length > 0) {
     deps.logger.warn({ callId: w.callId, warnings: w.warnings }, 'written back without some optional fields');

@@ -66,6 +66,8 @@ export async function generateFollowupsOnce(
 ): Promise<DraftInput[]> {
   const { db, clock } = deps;
   const { callId, crm } = req;
+  const { run } = req.item;
+  const fence = run?.fence;
   // Checked first too, so a rerun does not wait for a budget slot only to find the claim taken.
   if (req.claimed) return noteAbandonedClaim(deps, req);
   // Each attempt, inside its granted slot: claimed just before sending, released when the
@@ -73,11 +75,17 @@ export async function generateFollowupsOnce(
   const claimedAround = async <T>(send: () => Promise<T>): Promise<T> => {
     // The live lane, so on the embedded database it does not wait behind bulk statements: the
     // client drops the slot if the claim takes too long (SEND_DEADLINE_MS).
-    const claim = () => claimFollowupGeneration(db, callId, crm, new Date(clock.now()));
+    // The activity already carries the generation stamp, which tells any later run the Service
+    // was asked: a stopping worker asks (stop() waits for it), as a run that lost its lease cannot
+    // (the claim is fenced, and begin() refuses it).
+    const claim = () => claimFollowupGeneration(db, callId, crm, new Date(clock.now()), fence);
     if (!(await runAsLive(claim))) {
       throw new FollowupClaimTaken();
     }
+    let end: (() => void) | undefined;
     try {
+      // A side effect from here: stop() waits for it rather than hand the job back mid-request.
+      end = run?.begin(true);
       return await send();
     } catch (error) {
       if (followupRequestNotMade(error)) {
@@ -86,11 +94,13 @@ export async function generateFollowupsOnce(
         await retryWhileDatabaseAway(
           deps,
           'release a follow-up claim',
-          () => releaseFollowupGeneration(db, callId, crm, new Date(clock.now())),
+          () => releaseFollowupGeneration(db, callId, crm, new Date(clock.now()), fence),
           { context: { callId } },
         );
       }
       throw error;
+    } finally {
+      end?.();
     }
   };
   let drafts: DraftInput[];
@@ -111,7 +121,7 @@ export async function generateFollowupsOnce(
     await retryWhileDatabaseAway(
       deps,
       'record a follow-up warning',
-      () => settleFollowupClaim(db, { callId, crm, warning, now: new Date(clock.now()) }),
+      () => settleFollowupClaim(db, { callId, crm, warning, now: new Date(clock.now()), fence }),
       { context: { callId } },
     );
     deps.logger.warn(
@@ -124,7 +134,7 @@ export async function generateFollowupsOnce(
   await retryWhileDatabaseAway(
     deps,
     'record a follow-up answer',
-    () => saveFollowupAnswer(db, { callId, crm, drafts, now: new Date(clock.now()) }),
+    () => saveFollowupAnswer(db, { callId, crm, drafts, now: new Date(clock.now()), fence }),
     { context: { callId } },
   );
   return drafts;
@@ -137,7 +147,7 @@ export async function generateFollowupsOnce(
  */
 async function noteAbandonedClaim(
   deps: Pick<PipelineDeps, 'db' | 'clock' | 'logger'>,
-  req: { callId: string; crm: CrmName },
+  req: { callId: string; crm: CrmName; item: WritebackItem },
 ): Promise<DraftInput[]> {
   const { callId, crm } = req;
   // Drafts stored since the batch read them (followup.generated answering that earlier request)
@@ -148,7 +158,8 @@ async function noteAbandonedClaim(
     `${FOLLOWUP_UNCERTAIN}: the worker asking for follow-ups at ${claimedAt.toISOString()} stopped before the answer; not sent again, so drafts come only from followup.generated`;
   // Not retried here: if this fails the job fails, and its next run finds the claim unsettled still.
   const now = new Date(deps.clock.now());
-  if (await settleAbandonedFollowupClaim(deps.db, { callId, crm, warning, now })) {
+  const fence = req.item.run?.fence;
+  if (await settleAbandonedFollowupClaim(deps.db, { callId, crm, warning, now, fence })) {
     deps.logger.warn(
       { callId, code: FOLLOWUP_UNCERTAIN },
       'an earlier follow-up request ended without an answer; writing the call without drafts',

@@ -24,6 +24,8 @@ import { adoptAll, holdsEverything, readLedger, type Adoption, type Ledger } fro
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
 import type { WritebackJobPayload } from './jobs.js';
+import type { JobRun } from './jobRun.js';
+import type { Fence } from '../store/fence.js';
 import { analysisGiveUpReason, analysisWaitMs } from './analysisWait.js';
 import { callPhaseOf, endedReason } from './callStatus.js';
 import { ANALYSIS_SAFETY_CHECK_MS } from './route.js';
@@ -37,6 +39,8 @@ export interface WritebackItem {
   jobId: number;
   payload: WritebackJobPayload;
   priority: Priority;
+  /** The job run: its lease fences the item's writes, its signal stops its side effects (jobRun.ts). */
+  run?: JobRun | undefined;
 }
 
 export interface PreparedWrite {
@@ -191,7 +195,8 @@ async function prepare(
 ): Promise<Prepared> {
   const { db, crmName: crm, clock } = deps;
   const { callId } = item.payload;
-  const opts = { priority: item.priority };
+  // Reads stop as soon as the run is told to (they change nothing): no waiting for a slot in vain.
+  const opts = { priority: item.priority, signal: item.run?.signal };
   const now = () => new Date(clock.now());
   if ('done' in stored.start) return done(stored.start.done);
   const { followupsOnly } = stored.start;
@@ -204,30 +209,31 @@ async function prepare(
   if (written instanceof Error) throw written;
   // Adopted with the batch's others (adoptAll), once their links are checked.
   if (written && holdsEverything(deps.mapping, written)) {
-    return { kind: 'adopt', jobId: item.jobId, record, call, written };
+    return { kind: 'adopt', jobId: item.jobId, record, call, written, run: item.run };
   }
 
-  if (callPhaseOf(call.status) === 'ended') return settle(deps, record, 'skipped', endedReason(call.status));
+  if (callPhaseOf(call.status) === 'ended')
+    return settle(deps, item, record, 'skipped', endedReason(call.status));
   if (call.status !== 'analyzed') {
-    return waitForAnalysis(deps, record, call, `call is ${call.status}`, ANALYSIS_SAFETY_CHECK_MS);
+    return waitForAnalysis(deps, item, record, call, `call is ${call.status}`, ANALYSIS_SAFETY_CHECK_MS);
   }
   let analysis: Analysis;
   try {
     analysis = await deps.service.getAnalysis(callId, opts);
   } catch (err) {
     if (!(err instanceof ServiceNotReadyError)) throw err;
-    return waitForAnalysis(deps, record, call, 'analysis not ready', 60_000);
+    return waitForAnalysis(deps, item, record, call, 'analysis not ready', 60_000);
   }
 
   const email = call.participant?.email;
-  if (!email) return settle(deps, record, 'skipped', 'the call has no participant email');
+  if (!email) return settle(deps, item, record, 'skipped', 'the call has no participant email');
   const lookup = await deps.lookups.get({
     email,
     name: call.participant?.name ?? undefined,
     company: call.participant?.company ?? undefined,
   });
   if (lookup.matchedBy === 'none' || (!lookup.contact && !lookup.company)) {
-    return settle(deps, record, 'skipped', noMatchReason(email));
+    return settle(deps, item, record, 'skipped', noMatchReason(email));
   }
 
   const drafts = stored.drafts.map((d) => d.raw as DraftInput);
@@ -256,6 +262,7 @@ async function prepare(
  */
 async function waitForAnalysis(
   deps: PipelineDeps,
+  item: WritebackItem,
   record: SyncStatusRecord,
   call: Call,
   why: string,
@@ -268,8 +275,8 @@ async function waitForAnalysis(
     seenForMs: deps.clock.now() - record.createdAt.getTime(),
     why,
   });
-  if (giveUp) return settle(deps, record, 'failed', giveUp, 'SERVICE_NOT_READY');
-  await moveTo(deps, record, 'awaiting_analysis', why);
+  if (giveUp) return settle(deps, item, record, 'failed', giveUp, 'SERVICE_NOT_READY');
+  await moveTo(deps, record, 'awaiting_analysis', why, item.run?.fence);
   return later(analysisWaitMs(age, floorMs), `${why}; waiting for its analysis`);
 }
 
@@ -279,6 +286,8 @@ export async function moveTo(
   record: Pick<SyncStatusRecord, 'callId' | 'state'>,
   to: SyncState,
   detail: string,
+  /** The job run moving it (src/store/fence.ts). */
+  fence?: Fence,
 ): Promise<void> {
   const now = new Date(deps.clock.now());
   await moveSyncStatus(deps.db, {
@@ -288,12 +297,14 @@ export async function moveTo(
     to,
     now,
     detail,
+    fence,
   });
 }
 
 /** Ends the call's work as skipped or failed (endSync: a call already at an end keeps it). */
 async function settle(
   deps: PipelineDeps,
+  item: WritebackItem,
   record: SyncStatusRecord,
   to: 'skipped' | 'failed',
   detail: string,
@@ -308,6 +319,7 @@ async function settle(
     code,
     message: detail,
     now,
+    fence: item.run?.fence,
   });
   return done(detail);
 }

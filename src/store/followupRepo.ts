@@ -5,6 +5,7 @@
 import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
+import { fenceHolds, fenceValues, heldSql, LeaseLostError, type Fence } from './fence.js';
 import { CALL_ID_ORDER, mergeWarnings } from './syncStatusRepo.js';
 import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
 import { runAsLive } from './livePriority.js';
@@ -185,7 +186,14 @@ export function followupsWrittenUpdate(
  * requests of a slot grant in bulk, which start at once) go in one statement, so a burst of them
  * costs one round trip, well inside the client's SEND_DEADLINE_MS.
  */
-export function claimFollowupGeneration(db: Db, callId: string, crm: CrmName, now: Date): Promise<boolean> {
+export async function claimFollowupGeneration(
+  db: Db,
+  callId: string,
+  crm: CrmName,
+  now: Date,
+  /** The job run claiming: recorded with the claim; a run that lost its lease claims nothing. */
+  fence?: Fence,
+): Promise<boolean> {
   let claims = claimBatches.get(db);
   if (!claims) {
     // On the live lane whoever submitted first (adoptWritten claims from bulk work): a follow-up's
@@ -193,24 +201,31 @@ export function claimFollowupGeneration(db: Db, callId: string, crm: CrmName, no
     claims = createGroupCommit((batch: Claim[]) => runAsLive(() => claimAll(db, batch)), { maxBatch: 64 });
     claimBatches.set(db, claims);
   }
-  return claims.submit({ callId, crm, now });
+  const outcome = await claims.submit({ callId, crm, now, fence });
+  if (outcome === 'fenced') throw new LeaseLostError(fence, `call ${callId}'s follow-up claim`);
+  return outcome === 'claimed';
 }
 
 interface Claim {
   callId: string;
   crm: CrmName;
   now: Date;
+  fence: Fence | undefined;
 }
 
-const claimBatches = new WeakMap<Db, GroupCommit<Claim, boolean>>();
+type ClaimOutcome = 'claimed' | 'taken' | 'fenced';
+
+const claimBatches = new WeakMap<Db, GroupCommit<Claim, ClaimOutcome>>();
 
 const CLAIM_COLUMNS: Columns = [
   ['call_id', 'text'],
   ['crm', 'text'],
   ['claimed_at', 'timestamptz'],
+  ['job', 'bigint'],
+  ['epoch', 'bigint'],
 ];
 
-async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
+async function claimAll(db: Db, claims: Claim[]): Promise<ClaimOutcome[]> {
   // A call twice in one batch: only its first claim may win (one UPDATE changes a row once).
   const first = new Map<string, number>();
   claims.forEach((c, i) => {
@@ -218,21 +233,40 @@ async function claimAll(db: Db, claims: Claim[]): Promise<boolean[]> {
   });
   const distinct = [...first.values()].map((i) => claims[i]!);
   // Locked first, in CALL_ID_ORDER: an UPDATE ... FROM takes its rows in whatever order its join runs.
-  const rows = await db.$queryRaw<{ call_id: string; crm: string }[]>`${PREPARED}
-    WITH c AS (SELECT * FROM ${unnestRows(
-      CLAIM_COLUMNS,
-      distinct.map((c) => [c.callId, c.crm, c.now]),
-      'c',
-    )}), locked AS (
+  const rows = await db.$queryRaw<
+    { call_id: string; crm: string; holds: boolean; claimed: boolean }[]
+  >`${PREPARED}
+    WITH c AS (
+      SELECT c.*, (c.job IS NULL OR ${heldSql(Prisma.sql`c.job`, Prisma.sql`c.epoch`)}) AS holds
+      FROM ${unnestRows(
+        CLAIM_COLUMNS,
+        distinct.map((c) => [c.callId, c.crm, c.now, ...fenceValues(c.fence)]),
+        'c',
+      )}
+    ), locked AS (
       SELECT s.call_id, s.crm FROM sync_status s JOIN c ON s.call_id = c.call_id AND s.crm = c.crm
-      ORDER BY s.${CALL_ID_ORDER}, s.crm FOR UPDATE OF s)
-    UPDATE sync_status s
-    SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at
-    FROM c JOIN locked USING (call_id, crm)
-    WHERE s.call_id = c.call_id AND s.crm = c.crm AND s.followups_requested_at IS NULL
-    RETURNING s.call_id, s.crm`;
-  const taken = new Set(rows.map((r) => claimKey({ callId: r.call_id, crm: r.crm })));
-  return claims.map((c, i) => first.get(claimKey(c)) === i && taken.has(claimKey(c)));
+      ORDER BY s.${CALL_ID_ORDER}, s.crm FOR UPDATE OF s
+    ), claimed AS (
+      UPDATE sync_status s
+      SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at,
+          followups_claim_job = c.job, followups_claim_epoch = c.epoch
+      FROM c JOIN locked USING (call_id, crm)
+      WHERE s.call_id = c.call_id AND s.crm = c.crm AND s.followups_requested_at IS NULL AND c.holds
+      RETURNING s.call_id, s.crm)
+    SELECT c.call_id, c.crm, c.holds, claimed.call_id IS NOT NULL AS claimed
+    FROM c LEFT JOIN claimed ON claimed.call_id = c.call_id AND claimed.crm = c.crm`;
+  const outcome = new Map(
+    rows.map(
+      (r) =>
+        [
+          claimKey({ callId: r.call_id, crm: r.crm }),
+          r.claimed ? 'claimed' : r.holds ? 'taken' : 'fenced',
+        ] as const,
+    ),
+  );
+  return claims.map((c, i) =>
+    first.get(claimKey(c)) === i ? (outcome.get(claimKey(c)) ?? 'taken') : 'taken',
+  );
 }
 
 const claimKey = (c: { callId: string; crm: string }) => `${c.crm}\u0000${c.callId}`;
@@ -243,13 +277,20 @@ const claimKey = (c: { callId: string; crm: string }) => `${c.crm}\u0000${c.call
  */
 export async function saveFollowupAnswer(
   db: Db,
-  input: { callId: string; crm: CrmName; drafts: DraftInput[]; now: Date },
+  input: { callId: string; crm: CrmName; drafts: DraftInput[]; now: Date; fence?: Fence | undefined },
 ): Promise<void> {
   const { callId, crm, now } = input;
-  await db.$executeRaw`${PREPARED}
-    WITH drafts AS (${draftsInsertFrom(draftRowsOf(callId, input.drafts, now))})
-    UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-    WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL`;
+  // The drafts are the Service's whoever asked, so they are stored even by a run that lost its
+  // lease (the sweep writes them: housekeeping.ts); only the claim's settling is the run's.
+  const [row] = await db.$queryRaw<{ holds: boolean }[]>`
+    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
+    drafts AS (${draftsInsertFrom(draftRowsOf(callId, input.drafts, now))}),
+    settled AS (
+      UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      FROM f WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL AND f.holds
+      RETURNING 1)
+    SELECT holds FROM f`;
+  if (!row?.holds) throw new LeaseLostError(input.fence, `settling call ${callId}'s follow-up claim`);
 }
 
 /**
@@ -259,7 +300,7 @@ export async function saveFollowupAnswer(
  */
 export async function settleFollowupClaim(
   db: Db,
-  input: { callId: string; crm: CrmName; now: Date; warning: string },
+  input: { callId: string; crm: CrmName; now: Date; warning: string; fence?: Fence | undefined },
 ): Promise<void> {
   const { callId, crm, now, warning } = input;
   const row = await db.syncStatus.findUnique({
@@ -267,21 +308,33 @@ export async function settleFollowupClaim(
     select: { warnings: true },
   });
   if (!row) return;
-  await db.syncStatus.updateMany({
-    where: { callId, crm, followupsRequestedAt: { not: null } },
-    data: { followupsSettledAt: now, updatedAt: now, warnings: mergeWarnings(row.warnings, [warning]) },
-  });
+  const [f] = await db.$queryRaw<{ holds: boolean }[]>`
+    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
+    settled AS (
+      UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
+                             warnings = ${mergeWarnings(row.warnings, [warning])}::text[]
+      FROM f WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL AND f.holds
+      RETURNING 1)
+    SELECT holds FROM f`;
+  if (!f?.holds) throw new LeaseLostError(input.fence, `settling call ${callId}'s follow-up claim`);
 }
 
 /**
  * Settles, with `warning`, a claim whose run stopped mid-request: claimed, never settled, and no
- * drafts here or in the CRM. Whoever finds it is the job's next run, since a write-back job's key
- * keeps a second run from starting while the first holds its lease (jobQueue.ts), so the owner is
- * gone (killed, or lost its lease). Returns true when this call settled it.
+ * drafts here or in the CRM. Only a run holding a newer lease than the claimant's may: the
+ * claimant's job no longer runs under the epoch it claimed with (killed, or lost its lease), so it
+ * can no longer settle the claim itself, and `fence` (the settler's) still holds. Returns true
+ * when this call settled it.
  */
 export async function settleAbandonedFollowupClaim(
   db: Db,
-  input: { callId: string; crm: CrmName; now: Date; warning: (claimedAt: Date) => string },
+  input: {
+    callId: string;
+    crm: CrmName;
+    now: Date;
+    warning: (claimedAt: Date) => string;
+    fence?: Fence | undefined;
+  },
 ): Promise<boolean> {
   const { callId, crm, now } = input;
   const row = await db.syncStatus.findUnique({
@@ -291,15 +344,20 @@ export async function settleAbandonedFollowupClaim(
   const claimedAt = row?.followupsRequestedAt;
   if (!row || !claimedAt || row.followupsSettledAt || row.crmFollowupIds.length > 0) return false;
   if ((await db.callFollowup.count({ where: { callId } })) > 0) return false;
-  const { count } = await db.syncStatus.updateMany({
-    where: { callId, crm, followupsRequestedAt: claimedAt, followupsSettledAt: null },
-    data: {
-      followupsSettledAt: now,
-      updatedAt: now,
-      warnings: mergeWarnings(row.warnings, [input.warning(claimedAt)]),
-    },
-  });
-  return count === 1;
+  const [f] = await db.$queryRaw<{ holds: boolean; settled: number }[]>`
+    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
+    settled AS (
+      UPDATE sync_status s SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
+                               warnings = ${mergeWarnings(row.warnings, [input.warning(claimedAt)])}::text[]
+      FROM f
+      WHERE s.call_id = ${callId} AND s.crm = ${crm} AND s.followups_requested_at = ${claimedAt}::timestamptz
+        AND s.followups_settled_at IS NULL AND f.holds
+        AND (s.followups_claim_job IS NULL
+             OR NOT ${heldSql(Prisma.sql`s.followups_claim_job`, Prisma.sql`s.followups_claim_epoch`)})
+      RETURNING 1)
+    SELECT holds, (SELECT count(*) FROM settled)::int AS settled FROM f`;
+  if (!f?.holds) throw new LeaseLostError(input.fence, `settling call ${callId}'s abandoned follow-up claim`);
+  return f.settled === 1;
 }
 
 /**
@@ -311,10 +369,24 @@ export async function releaseFollowupGeneration(
   callId: string,
   crm: CrmName,
   now: Date,
+  /** The run that claimed: only its own claim is released. */
+  fence?: Fence,
 ): Promise<void> {
   if ((await db.callFollowup.count({ where: { callId } })) > 0) return;
+  const [job, epoch] = fenceValues(fence);
   await db.syncStatus.updateMany({
-    where: { callId, crm, followupsRequestedAt: { not: null } },
-    data: { followupsRequestedAt: null, followupsSettledAt: null, updatedAt: now },
+    where: {
+      callId,
+      crm,
+      followupsRequestedAt: { not: null },
+      ...(fence && { followupsClaimJob: job, followupsClaimEpoch: epoch }),
+    },
+    data: {
+      followupsRequestedAt: null,
+      followupsSettledAt: null,
+      followupsClaimJob: null,
+      followupsClaimEpoch: null,
+      updatedAt: now,
+    },
   });
 }

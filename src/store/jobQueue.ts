@@ -13,6 +13,8 @@ import { columnNames, unnestRows, type Columns } from './unnest.js';
  * take a lease early, nor one whose clock lags hand out a lease that has already run out. Delivery is
  * at least once: a worker that outlives its lease learns it from complete/heartbeat returning
  * false, and its job may run twice; handlers must be idempotent (CRM writes upsert on call id).
+ * Each claim gives the job a new epoch, and every update of a running job names the epoch it
+ * holds, so a run that lost its lease cannot touch the job's next run, even in the same worker.
  * docs/persistence.md says why this is not pg-boss.
  */
 export type JobState = 'queued' | 'running' | 'done' | 'failed';
@@ -33,6 +35,8 @@ export interface JobRecord {
   runAt: Date;
   lockedBy: string | null;
   lockedUntil: Date | null;
+  /** The lease's epoch: one more on every claim (src/store/fence.ts). */
+  epoch: number;
   lastError: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -51,6 +55,7 @@ export interface JobRow {
   run_at: Date;
   locked_by: string | null;
   locked_until: Date | null;
+  epoch: bigint;
   last_error: string | null;
   created_at: Date;
   updated_at: Date;
@@ -72,6 +77,7 @@ export function toJob(row: JobRow): JobRecord {
     runAt: row.run_at,
     lockedBy: row.locked_by,
     lockedUntil: row.locked_until,
+    epoch: Number(row.epoch),
     lastError: row.last_error,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -217,7 +223,7 @@ export async function claimJobs(db: Db, input: ClaimInput): Promise<JobRecord[]>
       FOR UPDATE SKIP LOCKED
     ), t AS (SELECT ${dbNow()} AS now)
     UPDATE job SET state = 'running', attempts = job.attempts + 1, locked_by = ${input.workerId},
-                   locked_until = t.now + ${msInterval(input.leaseMs)}, updated_at = ${input.now}
+                   epoch = job.epoch + 1, locked_until = t.now + ${msInterval(input.leaseMs)}, updated_at = ${input.now}
     FROM picked, t WHERE job.id = picked.id
     RETURNING job.*`;
   return rows
@@ -261,27 +267,49 @@ export async function requeueExpiredJobs(
   return { requeued: rows.length - failedJobs.length, failed: failedJobs.length, failedJobs };
 }
 
-/** Extends the lease of jobs this worker still holds; returns the ids it still holds. */
+/**
+ * Extends the lease of jobs this worker still holds (under the epoch in `epochs`, same order, when
+ * given); returns the ids it still holds.
+ */
 export async function heartbeatJobs(
   db: Db,
-  input: { ids: readonly number[]; workerId: string; leaseMs: number; now: Date; dbClock?: DbClock },
+  input: {
+    ids: readonly number[];
+    epochs?: readonly number[] | undefined;
+    workerId: string;
+    leaseMs: number;
+    now: Date;
+    dbClock?: DbClock;
+  },
 ): Promise<number[]> {
   if (input.ids.length === 0) return [];
   const dbNow = input.dbClock ?? DB_NOW;
   const rows = await db.$queryRaw<{ id: bigint }[]>`
     UPDATE job SET locked_until = ${dbNow()} + ${msInterval(input.leaseMs)}, updated_at = ${input.now}
-    WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
-      AND state = 'running' AND locked_by = ${input.workerId}
-    RETURNING id`;
+    FROM ${heldBy(input.ids, input.epochs)}
+    WHERE job.id = h.id AND (h.epoch IS NULL OR job.epoch = h.epoch)
+      AND job.state = 'running' AND job.locked_by = ${input.workerId}
+    RETURNING job.id`;
   return rows.map((r) => Number(r.id));
 }
 
 /** Marks a job done. False when this worker no longer holds it (its lease was taken back). */
 export async function completeJob(
   db: Db,
-  input: { id: number; workerId: string; now: Date },
+  input: { id: number; epoch?: number | undefined; workerId: string; now: Date },
 ): Promise<boolean> {
-  return (await completeJobs(db, { ids: [input.id], workerId: input.workerId, now: input.now })).length === 1;
+  const epochs = input.epoch === undefined ? undefined : [input.epoch];
+  return (
+    (await completeJobs(db, { ids: [input.id], epochs, workerId: input.workerId, now: input.now })).length ===
+    1
+  );
+}
+
+/** Job ids with the epochs their holder claimed them under (null: any), as relation `h`. */
+function heldBy(ids: readonly number[], epochs: readonly number[] | undefined): Prisma.Sql {
+  const id = ids.map((i) => String(i));
+  const epoch = ids.map((_, i) => (epochs?.[i] === undefined ? null : String(epochs[i])));
+  return Prisma.sql`unnest(${id}::bigint[], ${epoch}::bigint[]) AS h (id, epoch)`;
 }
 
 /**
@@ -292,16 +320,17 @@ export async function completeJob(
  */
 export async function completeJobs(
   db: Db,
-  input: { ids: readonly number[]; workerId: string; now: Date },
+  input: { ids: readonly number[]; epochs?: readonly number[] | undefined; workerId: string; now: Date },
 ): Promise<number[]> {
   if (input.ids.length === 0) return [];
   const rows = await db.$queryRaw<{ id: bigint }[]>`
     WITH done AS (
       UPDATE job SET state = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL,
                      updated_at = ${input.now}
-      WHERE id IN (${Prisma.join(input.ids.map((id) => BigInt(id)))})
-        AND state = 'running' AND locked_by = ${input.workerId}
-      RETURNING id, key),
+      FROM ${heldBy(input.ids, input.epochs)}
+      WHERE job.id = h.id AND (h.epoch IS NULL OR job.epoch = h.epoch)
+        AND job.state = 'running' AND job.locked_by = ${input.workerId}
+      RETURNING job.id, job.key),
     behind AS (
       UPDATE job q SET run_at = ${input.now}, updated_at = ${input.now}
       WHERE q.id IN (
@@ -323,7 +352,7 @@ export type FailOutcome = 'retrying' | 'failed' | 'lost';
 export async function failJob(
   db: Db,
   input: {
-    job: Pick<JobRecord, 'id' | 'attempts' | 'maxAttempts'>;
+    job: Pick<JobRecord, 'id' | 'attempts' | 'maxAttempts'> & { epoch?: number | undefined };
     workerId: string;
     error: string;
     now: Date;
@@ -337,9 +366,10 @@ export async function failJob(
   const delay = input.delayMs ?? jobRetryDelayMs(input.job.attempts, input.random);
   if (retry) {
     const runAt = new Date(input.now.getTime() + delay);
-    const merged = await backToQueue(db, input.job.id, input.workerId, runAt, input.now, () =>
+    const held = heldWhere(input.job.id, input.workerId, input.job.epoch);
+    const merged = await backToQueue(db, held, runAt, input.now, () =>
       db.job.updateMany({
-        where: { id: BigInt(input.job.id), state: 'running', lockedBy: input.workerId },
+        where: held,
         data: {
           state: 'queued',
           runAt,
@@ -353,7 +383,7 @@ export async function failJob(
     return merged ? 'retrying' : 'lost';
   }
   const { count } = await db.job.updateMany({
-    where: { id: BigInt(input.job.id), state: 'running', lockedBy: input.workerId },
+    where: heldWhere(input.job.id, input.workerId, input.job.epoch),
     data: {
       state: retry ? 'queued' : 'failed',
       ...(retry ? { runAt: new Date(input.now.getTime() + delay) } : {}),
@@ -375,6 +405,8 @@ export async function rescheduleJob(
   db: Db,
   input: {
     id: number;
+    /** The epoch the caller holds the job under (default: any of this worker's). */
+    epoch?: number | undefined;
     workerId: string;
     runAt: Date;
     now: Date;
@@ -382,9 +414,10 @@ export async function rescheduleJob(
     lastError?: string | null | undefined;
   },
 ): Promise<boolean> {
-  return backToQueue(db, input.id, input.workerId, input.runAt, input.now, () =>
+  const held = heldWhere(input.id, input.workerId, input.epoch);
+  return backToQueue(db, held, input.runAt, input.now, () =>
     db.job.updateMany({
-      where: { id: BigInt(input.id), state: 'running', lockedBy: input.workerId },
+      where: held,
       data: {
         state: 'queued',
         runAt: input.runAt,
@@ -406,23 +439,24 @@ export async function rescheduleJob(
  */
 async function backToQueue(
   db: Db,
-  id: number,
-  workerId: string,
+  held: HeldWhere,
   runAt: Date,
   now: Date,
   requeue: () => Promise<{ count: number }>,
 ): Promise<boolean> {
+  const { id } = held;
   for (let attempt = 0; attempt < 2; attempt++) {
     const sibling = await db.$queryRaw<{ id: bigint }[]>`
       UPDATE job q SET run_at = LEAST(q.run_at, ${runAt}), priority = GREATEST(q.priority, r.priority),
                        updated_at = ${now}
       FROM job r
-      WHERE r.id = ${BigInt(id)} AND r.state = 'running' AND r.locked_by = ${workerId}
+      WHERE r.id = ${id} AND r.state = 'running' AND r.locked_by = ${held.lockedBy}
+        AND (${held.epoch ?? null}::bigint IS NULL OR r.epoch = ${held.epoch ?? null}::bigint)
         AND r.key IS NOT NULL AND q.key = r.key AND q.state = 'queued' AND q.id <> r.id
       RETURNING q.id`;
     if (sibling[0]) {
       const { count } = await db.job.updateMany({
-        where: { id: BigInt(id), state: 'running', lockedBy: workerId },
+        where: held,
         data: {
           state: 'done',
           lastError: `superseded by job ${sibling[0].id}, queued while it ran`,
@@ -441,6 +475,18 @@ async function backToQueue(
     }
   }
   throw new Error(`job ${id}: could not put it back in the queue`);
+}
+
+type HeldWhere = { id: bigint; state: 'running'; lockedBy: string; epoch?: bigint };
+
+/** A running job as its holder names it: this worker's, under `epoch` when given. */
+function heldWhere(id: number, workerId: string, epoch: number | undefined): HeldWhere {
+  return {
+    id: BigInt(id),
+    state: 'running',
+    lockedBy: workerId,
+    ...(epoch !== undefined && { epoch: BigInt(epoch) }),
+  };
 }
 
 function isUniqueViolation(err: unknown): boolean {

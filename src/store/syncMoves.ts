@@ -5,6 +5,7 @@
 import type { CrmName } from '../crm/types.js';
 import { IllegalTransitionError, isEndState, syncPath, type SyncState } from '../sync/states.js';
 import type { Db } from './database.js';
+import type { Fence } from './fence.js';
 import { recordSyncError, transitionSyncStatus } from './syncStatusRepo.js';
 
 export interface SyncMove {
@@ -15,6 +16,8 @@ export interface SyncMove {
   to: SyncState;
   now: Date;
   detail: string;
+  /** The job run moving it: no step once its lease is lost (LeaseLostError, src/store/fence.ts). */
+  fence?: Fence | undefined;
 }
 
 /**
@@ -31,6 +34,7 @@ export async function moveSyncStatus(db: Db, move: SyncMove): Promise<void> {
       to,
       now: move.now,
       detail: move.detail,
+      fence: move.fence,
     });
   }
 }

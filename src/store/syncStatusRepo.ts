@@ -2,6 +2,7 @@ import type { MatchDecision } from '../crm/match/types.js';
 import type { CrmName } from '../crm/types.js';
 import { Prisma, type SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
 import { assertTransition, canTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
+import { fenceHolds, fenceValues, heldSql, LeaseLostError, type Fence } from './fence.js';
 import { inTransaction, type Db } from './database.js';
 import { refusedData } from './refusedData.js';
 import { addSyncEvent, clipDetail } from './syncEventRepo.js';
@@ -301,6 +302,8 @@ interface SyncStatusRaw {
   match_decision: unknown;
   warnings: string[] | null;
   followups_settled_at: Date | null;
+  followups_claim_job?: bigint | null;
+  followups_claim_epoch?: bigint | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -331,6 +334,8 @@ function fromRaw(r: SyncStatusRaw): SyncStatusRow {
     matchDecision: (r.match_decision ?? null) as SyncStatusRow['matchDecision'],
     warnings: r.warnings ?? [],
     followupsSettledAt: r.followups_settled_at ?? null,
+    followupsClaimJob: r.followups_claim_job ?? null,
+    followupsClaimEpoch: r.followups_claim_epoch ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -372,6 +377,8 @@ export async function transitionSyncStatus(
      * activity), run in the same statement whether or not the call moves.
      */
     alongside?: Prisma.Sql | undefined;
+    /** The job run moving it: no move once its lease is lost (LeaseLostError). */
+    fence?: Fence | undefined;
   },
 ): Promise<SyncStatusRecord> {
   const { callId, crm, to, now } = input;
@@ -381,22 +388,25 @@ export async function transitionSyncStatus(
     (s) => canTransition(s, to) && (input.expectedFrom === undefined || s === input.expectedFrom),
   );
   const set = transitionSet(input.set);
-  const rows = await db.$queryRaw<(Partial<SyncStatusRaw> & { from_state: string | null })[]>`
-    WITH cur AS (
+  const rows = await db.$queryRaw<(Partial<SyncStatusRaw> & { from_state: string | null; holds: boolean })[]>`
+    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
+    cur AS (
       SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE
     ), moved AS (
       UPDATE sync_status s SET ${transitionAssignments(to, now, set)}
-      FROM cur
-      WHERE s.call_id = ${callId} AND s.crm = ${crm}
+      FROM cur, f
+      WHERE s.call_id = ${callId} AND s.crm = ${crm} AND f.holds
         AND cur.state IN (${from.length > 0 ? Prisma.join(from) : Prisma.sql`NULL`})
       RETURNING s.*, cur.state AS old_state
     ), history AS (
       INSERT INTO sync_event (call_id, crm, at, from_state, to_state, detail)
       SELECT call_id, crm, ${now}::timestamptz, old_state, ${to}, ${clipDetail(input.detail)} FROM moved
     )${input.alongside ? Prisma.sql`, alongside AS (${input.alongside})` : Prisma.empty}
-    SELECT (SELECT state FROM cur) AS from_state, moved.* FROM (SELECT 1) AS one LEFT JOIN moved ON true`;
+    SELECT (SELECT state FROM cur) AS from_state, (SELECT holds FROM f) AS holds, moved.*
+    FROM (SELECT 1) AS one LEFT JOIN moved ON true`;
   const row = rows[0];
   if (!row || row.from_state === null) throw new SyncStatusNotFoundError(callId, crm);
+  if (!row.holds) throw new LeaseLostError(input.fence, `call ${callId}'s move to ${to}`);
   if (row.call_id === undefined || row.call_id === null) {
     if (input.expectedFrom !== undefined && row.from_state !== input.expectedFrom) {
       throw new StaleSyncStateError(callId, input.expectedFrom, row.from_state);
@@ -414,33 +424,51 @@ export async function transitionSyncStatus(
  */
 export async function transitionSyncStatuses(
   db: Db,
-  input: { callIds: readonly string[]; crm: CrmName; to: SyncState; now: Date; detail?: string | undefined },
+  input: {
+    callIds: readonly string[];
+    crm: CrmName;
+    to: SyncState;
+    now: Date;
+    detail?: string | undefined;
+    /** The job run moving each call (same order): no move once its lease is lost (LeaseLostError). */
+    fences?: readonly (Fence | undefined)[] | undefined;
+  },
 ): Promise<(true | Error)[]> {
   const { callIds, crm, to, now } = input;
   if (callIds.length === 0) return [];
   const from = SYNC_STATES.filter((s) => canTransition(s, to));
+  const [jobs, epochs] = [0, 1].map((k) =>
+    callIds.map((_, i) => {
+      const v = fenceValues(input.fences?.[i])[k];
+      return v === null ? null : String(v);
+    }),
+  );
   // Rows locked in CALL_ID_ORDER, so two batches sharing a call cannot deadlock.
-  const rows = await db.$queryRaw<{ call_id: string; from_state: string; moved: boolean }[]>`
-    WITH cur AS (
+  const rows = await db.$queryRaw<{ call_id: string; from_state: string; moved: boolean; holds: boolean }[]>`
+    WITH f AS (
+      SELECT c.call_id, (c.job IS NULL OR ${heldSql(Prisma.sql`c.job`, Prisma.sql`c.epoch`)}) AS holds
+      FROM unnest(${[...callIds]}::text[], ${jobs}::bigint[], ${epochs}::bigint[]) AS c (call_id, job, epoch)
+    ), cur AS (
       SELECT call_id, state FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join([...callIds])})
       ORDER BY ${CALL_ID_ORDER} FOR UPDATE
     ), moved AS (
       UPDATE sync_status s SET ${transitionAssignments(to, now, Prisma.empty)}
-      FROM cur
-      WHERE s.call_id = cur.call_id AND s.crm = ${crm}
+      FROM cur JOIN f ON f.call_id = cur.call_id
+      WHERE s.call_id = cur.call_id AND s.crm = ${crm} AND f.holds
         AND cur.state IN (${from.length > 0 ? Prisma.join(from) : Prisma.sql`NULL`})
       RETURNING s.call_id, cur.state AS old_state
     ), history AS (
       INSERT INTO sync_event (call_id, crm, at, from_state, to_state, detail)
       SELECT call_id, ${crm}, ${now}::timestamptz, old_state, ${to}, ${clipDetail(input.detail)} FROM moved
     )
-    SELECT cur.call_id, cur.state AS from_state, moved.call_id IS NOT NULL AS moved
-    FROM cur LEFT JOIN moved ON moved.call_id = cur.call_id`;
+    SELECT cur.call_id, cur.state AS from_state, moved.call_id IS NOT NULL AS moved, f.holds
+    FROM cur JOIN f ON f.call_id = cur.call_id LEFT JOIN moved ON moved.call_id = cur.call_id`;
   const byCall = new Map(rows.map((r) => [r.call_id, r]));
-  return callIds.map((callId) => {
+  return callIds.map((callId, i) => {
     const row = byCall.get(callId);
     if (!row) return new SyncStatusNotFoundError(callId, crm);
     if (row.moved) return true;
+    if (!row.holds) return new LeaseLostError(input.fences?.[i], `call ${callId}'s move to ${to}`);
     try {
       assertTransition(callId, row.from_state, to);
     } catch (error) {

@@ -6,7 +6,7 @@ import { Prisma } from '../generated/prisma/client.js';
  * PostgreSQL can keep it prepared (see `PREPARED` below) instead of parsing and planning it for
  * every batch, which was half of PostgreSQL's time per webhook ack (docs/performance.md).
  */
-export type ColumnType = 'text' | 'int' | 'boolean' | 'timestamptz' | 'jsonb';
+export type ColumnType = 'text' | 'int' | 'bigint' | 'boolean' | 'timestamptz' | 'jsonb';
 export type Columns = readonly (readonly [name: string, type: ColumnType])[];
 
 /** `a, b, c`: the names of `columns`, for INSERT and SELECT lists. */
@@ -33,6 +33,7 @@ function toParam(value: unknown, type: ColumnType): unknown {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return value.toISOString();
   if (type === 'jsonb') return JSON.stringify(value);
+  if (typeof value === 'bigint') return String(value);
   return value;
 }
 

@@ -40,7 +40,7 @@ import { createDbInbox, inboxFlushesFor } from './inbox.js';
 import { createPoller, POLL_CURSOR } from './poller.js';
 import { recoverFromDeadProcess } from './recover.js';
 import { recordExhaustedJobs } from './jobOutcome.js';
-import { createJobRunner, runnerOptionsFor } from './runner.js';
+import { createJobRunner, DEFAULT_DRAIN_MS, runnerOptionsFor } from './runner.js';
 import { collectForecast, collectStatus, forecastTimes } from './status.js';
 import { adminRoutes } from './adminRoutes.js';
 import { boundAddress } from './boundAddress.js';
@@ -59,7 +59,10 @@ export interface WorkerHandle {
   listenUrl: string;
   port: number;
   workerId: string;
-  /** Graceful stop: no new work, running jobs drain (or are handed back), then close. */
+  /**
+   * Graceful stop: no new work; runs stop before their next side effect, those in flight get up
+   * to `drainMs` (runner.ts), the jobs with none in flight are handed back; then close.
+   */
   stop(drainMs?: number): Promise<void>;
 }
 
@@ -183,6 +186,7 @@ export async function startWorker(
       logger,
       onRequeued: (call) => metrics.callsRequeued.inc({ state: call.state }),
       onEnqueued: () => runner.wake(),
+      writesFollowups: Boolean(mapping.writeback.followups),
       flushDeals: () => flushDealsQuietly(pipeline),
       drift: createDriftMonitor({
         db,
@@ -325,7 +329,7 @@ export async function startWorker(
       listenUrl: bound.listenUrl,
       port,
       workerId,
-      stop(drainMs = 20_000) {
+      stop(drainMs = DEFAULT_DRAIN_MS) {
         stopping ??= (async () => {
           logger.info('stopping: no new work; draining running jobs');
           await closeHttp(http, clock);

@@ -8,6 +8,9 @@
  *   was lost), so it gets a write-back job, which reads the call and moves it on. A call queued
  *   this way MAX_REQUEUES times without moving fails with NO_PROGRESS instead: each write-back
  *   costs Service requests and a CRM lookup, and one that cannot move the call never will;
+ * - sweeps drafts stored but never written to the CRM of calls already written back (a run that
+ *   lost its lease stored its answer after the next run had written the call): each such call gets
+ *   a write-back job, which writes only its drafts;
  * - writes the deal signals still due after a failed try (src/pipelines/dealSignals.ts);
  * - runs the silence-and-drift check (src/drift/monitor.ts) every minute, which raises and
  *   clears its warnings.
@@ -69,10 +72,7 @@ export async function requeueStrandedCalls(
     WHERE s.crm = ${crm}
       AND s.state IN (${Prisma.join([...ACTIVE_SYNC_STATES])})
       AND s.updated_at <= ${quietSince}
-      AND NOT EXISTS (
-        SELECT 1 FROM job j
-        WHERE j.state IN ('queued', 'running')
-          AND j.key IN ('writeback:' || s.call_id, 'context:' || s.call_id))
+      AND ${noJobFor(Prisma.sql`s.call_id`)}
     ORDER BY s.updated_at
     LIMIT ${input.limit ?? REQUEUE_BATCH}`;
   const requeued: string[] = [];
@@ -90,14 +90,7 @@ export async function requeueStrandedCalls(
       });
       continue;
     }
-    const payload: WritebackJobPayload = { callId: row.call_id, reason: 'housekeeping', call: null };
-    await enqueueJob(db, {
-      kind: 'writeback',
-      key: writebackJobKey(row.call_id),
-      payload,
-      priority: JOB_PRIORITY.backfill,
-      now,
-    });
+    await queueWriteback(db, row.call_id, now);
     requeued.push(row.call_id);
   }
   await countRequeues(db, crm, requeued);
@@ -113,6 +106,49 @@ async function countRequeues(db: Db, crm: CrmName, callIds: string[]): Promise<v
       ORDER BY ${CALL_ID_ORDER} FOR UPDATE)
     UPDATE sync_status s SET requeues = s.requeues + 1
     FROM locked WHERE s.crm = ${crm} AND s.call_id = locked.call_id`;
+}
+
+/** SQL: no write-back or context job of the call is queued or running. */
+function noJobFor(callId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`NOT EXISTS (
+        SELECT 1 FROM job j
+        WHERE j.state IN ('queued', 'running')
+          AND j.key IN ('writeback:' || ${callId}, 'context:' || ${callId}))`;
+}
+
+/** Queues the call's housekeeping write-back job (it reads the call and does what is left). */
+async function queueWriteback(db: Db, callId: string, now: Date): Promise<void> {
+  const payload: WritebackJobPayload = { callId, reason: 'housekeeping', call: null };
+  await enqueueJob(db, {
+    kind: 'writeback',
+    key: writebackJobKey(callId),
+    payload,
+    priority: JOB_PRIORITY.backfill,
+    now,
+  });
+}
+
+/**
+ * Finds calls of `crm` written back whose stored drafts have no CRM record yet, received at least
+ * STRANDED_AFTER_MS ago, with no queued or running job, and queues a write-back job for each: the
+ * job finds the call written and writes only those drafts (writeback.ts startOf). Returns them.
+ */
+export async function requeueOrphanDrafts(
+  db: Db,
+  input: { crm: CrmName; nowMs: number; limit?: number },
+): Promise<StrandedCall[]> {
+  const now = new Date(input.nowMs);
+  const quietSince = new Date(input.nowMs - STRANDED_AFTER_MS);
+  const rows = await db.$queryRaw<{ call_id: string; state: string }[]>`
+    SELECT s.call_id, s.state FROM sync_status s
+    WHERE s.crm = ${input.crm} AND s.state = 'written_back'
+      AND EXISTS (SELECT 1 FROM call_followup f
+                  WHERE f.call_id = s.call_id AND f.crm_id IS NULL AND f.received_at <= ${quietSince})
+      AND ${noJobFor(Prisma.sql`s.call_id`)}
+    ORDER BY s.updated_at
+    LIMIT ${input.limit ?? REQUEUE_BATCH}`;
+  for (const row of rows) await queueWriteback(db, row.call_id, now);
+  return rows.map((r) => ({ callId: r.call_id, state: r.state, gaveUp: false }));
 }
 
 export interface Housekeeping {
@@ -135,6 +171,10 @@ export function createHousekeeping(deps: {
   /** Writes the deals still due a deal-signal write (one whose last try failed for a passing reason). */
   flushDeals?: () => Promise<void>;
   drift?: DriftMonitor;
+  /** The mapping writes follow-up drafts: drafts left unwritten are swept (requeueOrphanDrafts). */
+  writesFollowups?: boolean;
+  /** Counts each call queued for its unwritten drafts. */
+  onOrphanDrafts?: (call: StrandedCall) => void;
 }): Housekeeping {
   const { db, clock, logger } = deps;
   let lastPrune = Number.NEGATIVE_INFINITY;
@@ -154,7 +194,17 @@ export function createHousekeeping(deps: {
           logger.info(call, 'call had no job left in a working state; queued a write-back to move it on');
           deps.onRequeued?.(call);
         }
-        if (stranded.some((c) => !c.gaveUp)) deps.onEnqueued?.();
+        const orphans = deps.writesFollowups
+          ? await requeueOrphanDrafts(db, { crm: deps.crm, nowMs: now })
+          : [];
+        for (const call of orphans) {
+          logger.info(
+            call,
+            'call written back with drafts never written to the CRM; queued a write-back for them',
+          );
+          deps.onOrphanDrafts?.(call);
+        }
+        if (stranded.some((c) => !c.gaveUp) || orphans.length > 0) deps.onEnqueued?.();
         // Without this, such a deal would wait for the next write-back batch however long it takes.
         await deps.flushDeals?.();
       }

@@ -48,7 +48,7 @@ export async function applyTryResult(
   }
   if (result.kind === 'later') {
     const runAt = new Date(nowMs + result.delayMs);
-    await rescheduleJob(db, { id: job.id, workerId, runAt, now, lastError: null });
+    await rescheduleJob(db, { id: job.id, epoch: job.epoch, workerId, runAt, now, lastError: null });
     deps.metrics.jobs.inc({ kind: job.kind, outcome: 'later' });
     return;
   }
@@ -63,7 +63,7 @@ export async function applyTryResult(
         : outcome.message;
     const runAt = new Date(nowMs + delayMs);
     const lastError = `${outcome.code}: ${message}`;
-    await rescheduleJob(db, { id: job.id, workerId, runAt, now, lastError });
+    await rescheduleJob(db, { id: job.id, epoch: job.epoch, workerId, runAt, now, lastError });
     await noteError(deps, callId, outcome.code, message, runAt, now);
     deps.metrics.jobs.inc({ kind: job.kind, outcome: 'waiting' });
     const level = outcome.kind === 'stop' ? 'error' : 'info';
@@ -100,7 +100,8 @@ export async function applyDone(
   nowMs: number,
 ): Promise<void> {
   const ids = done.map((d) => d.job.id);
-  await completeJobs(deps.db, { ids, workerId: deps.workerId, now: new Date(nowMs) });
+  const epochs = done.map((d) => d.job.epoch);
+  await completeJobs(deps.db, { ids, epochs, workerId: deps.workerId, now: new Date(nowMs) });
   for (const { job, detail } of done) {
     deps.metrics.jobs.inc({ kind: job.kind, outcome: 'done' });
     deps.logger.debug({ jobId: job.id, kind: job.kind, detail }, 'job done');

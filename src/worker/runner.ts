@@ -3,12 +3,21 @@
  * time each (several at once) so that a live call never waits behind bulk work; the bulk lane
  * claims write-back jobs in batches so the CRM writes can use batch APIs. Claims hold a lease,
  * renewed while the work runs; a killed process's jobs return to the queue when it lapses.
+ *
+ * Each run carries its lease (job id and epoch, src/store/fence.ts) and a signal (jobRun.ts). A
+ * lease the heartbeat could not renew was taken back: that run is told to stop, and stops before
+ * its next side effect; its writes to the database were fenced off already. stop() tells every run
+ * to stop, waits up to the drain bound for the side effects in flight (a Service request may take
+ * its whole timeout), and hands back the jobs with none in flight; one still mid-request is left
+ * to its lease, so no other worker starts it while its request may still land.
  */
 import type { Logger } from '../log/logger.js';
 import { runContextJob } from '../pipelines/context.js';
 import type { PipelineDeps } from '../pipelines/deps.js';
 import { budgetPriorityOf, type ContextJobPayload, type WritebackJobPayload } from '../pipelines/jobs.js';
 import { runWritebackBatch } from '../pipelines/writeback.js';
+import { createJobRun, RunStoppedError, type ControlledRun } from '../pipelines/jobRun.js';
+import { LeaseLostError } from '../store/fence.js';
 import {
   claimJobs,
   heartbeatJobs,
@@ -55,13 +64,19 @@ export function runnerOptionsFor(kind: DatabaseKind): RunnerOptions {
   return kind === 'postgres' ? { ...DEFAULT_RUNNER_OPTIONS, bulkConcurrency: 4 } : DEFAULT_RUNNER_OPTIONS;
 }
 
-/** How long a job handed back at shutdown waits before another worker may claim it. */
-const HAND_BACK_DELAY_MS = 5_000;
+/**
+ * The default bound stop() waits for side effects in flight: above the Service client's request
+ * timeout (15 s, config requestTimeoutMs), so a request that started is heard back.
+ */
+export const DEFAULT_DRAIN_MS = 20_000;
 
 export interface JobRunner {
   start(): void;
   wake(kinds?: Set<string>): void;
-  /** Stops claiming, waits up to `drainMs` for running jobs, hands the rest back. */
+  /**
+   * Stops claiming; every run stops before its next side effect. Waits up to `drainMs` for the
+   * side effects in flight, then hands back the jobs that have none in flight.
+   */
   stop(drainMs: number): Promise<void>;
   inFlight(): number;
 }
@@ -86,7 +101,7 @@ export function createJobRunner(
     outcome: { ...deps.outcome, db: liveDb },
   };
   const workerId = deps.outcome.workerId;
-  const running = new Map<number, { job: JobRecord; done: Promise<void> }>();
+  const running = new Map<number, { job: JobRecord; run: ControlledRun; done: Promise<void> }>();
   const wakers = { context: [] as (() => void)[], writeback: [] as (() => void)[] };
   // A wake-up that came while no lane of the kind was idle (it was claiming): its next idle() returns
   // at once, rather than sleeping a whole idlePollMs with a job waiting.
@@ -94,6 +109,7 @@ export function createJobRunner(
   let requeuedAt = Number.NEGATIVE_INFINITY;
   let stopping = false;
   let heartbeat: unknown;
+  let beating = true;
 
   const now = () => new Date(clock.now());
 
@@ -113,9 +129,14 @@ export function createJobRunner(
     });
   }
 
-  function track(jobs: JobRecord[], work: Promise<void>): Promise<void> {
-    const done = work.catch((err: unknown) => logger.error({ err }, 'job runner: unexpected error'));
-    for (const job of jobs) running.set(job.id, { job, done });
+  /** Runs `work` on `jobs`, each with its run (lease and stop signal), tracked until it ends. */
+  function track(
+    jobs: JobRecord[],
+    work: (runs: Map<number, ControlledRun>) => Promise<void>,
+  ): Promise<void> {
+    const runs = new Map(jobs.map((job) => [job.id, createJobRun({ jobId: job.id, epoch: job.epoch })]));
+    const done = work(runs).catch((err: unknown) => logger.error({ err }, 'job runner: unexpected error'));
+    for (const job of jobs) running.set(job.id, { job, run: runs.get(job.id)!, done });
     return done.finally(() => {
       for (const job of jobs) running.delete(job.id);
     });
@@ -130,22 +151,19 @@ export function createJobRunner(
         continue;
       }
       for (const job of jobs)
-        void track(
-          [job],
-          runAsLive(() => runContext(job)),
-        );
+        void track([job], (runs) => runAsLive(() => runContext(job, runs.get(job.id)!)));
     }
   }
 
-  async function runContext(job: JobRecord): Promise<void> {
+  async function runContext(job: JobRecord, run: ControlledRun): Promise<void> {
     const payload = job.payload as ContextJobPayload;
     let result: TryResult;
     try {
-      result = { kind: 'done', detail: await runContextJob(live.pipeline, payload) };
+      result = { kind: 'done', detail: await runContextJob(live.pipeline, payload, run) };
     } catch (error) {
       result = { kind: 'error', error };
     }
-    await recordResult(live.outcome, job, payload.callId, result);
+    await recordResult(live.outcome, job, payload.callId, result, run);
   }
 
   /**
@@ -153,12 +171,26 @@ export function createJobRunner(
    * record is missing, and without it the job would sit claimed until its lease lapses and then
    * run again. Safe to repeat: the job updates apply only while this worker holds the job.
    */
-  function recordResult(
+  async function recordResult(
     outcome: OutcomeDeps,
     job: JobRecord,
     callId: string,
     result: TryResult,
+    run: ControlledRun,
   ): Promise<void> {
+    if (result.kind === 'error') {
+      const why = stoppedBy(result.error, run);
+      // The job is another run's now: nothing of this one is recorded (it would be refused).
+      if (why instanceof LeaseLostError) {
+        logger.warn({ jobId: job.id, callId, epoch: job.epoch }, 'job lease lost; the run stopped');
+        return;
+      }
+      // Stopped by stop() before a side effect: back to the queue at once, the try not counted.
+      if (why instanceof RunStoppedError) {
+        await handBack(job);
+        return;
+      }
+    }
     const at = clock.now();
     return retryWhileDatabaseAway(
       { clock, logger },
@@ -189,15 +221,16 @@ export function createJobRunner(
         await idle('writeback');
         continue;
       }
-      await track(jobs, runBatch(jobs));
+      await track(jobs, (runs) => runBatch(jobs, runs));
     }
   }
 
-  async function runBatch(jobs: JobRecord[]): Promise<void> {
+  async function runBatch(jobs: JobRecord[], runs: Map<number, ControlledRun>): Promise<void> {
     const items = jobs.map((job) => ({
       jobId: job.id,
       payload: job.payload as WritebackJobPayload,
       priority: budgetPriorityOf(job.priority),
+      run: runs.get(job.id),
     }));
     let results;
     try {
@@ -210,9 +243,22 @@ export function createJobRunner(
       const payload = job.payload as WritebackJobPayload;
       const result = results.get(job.id) ?? { kind: 'error' as const, error: new Error('no result') };
       if (result.kind === 'done') done.push({ job, detail: result.detail });
-      else await recordResult(deps.outcome, job, payload.callId, result);
+      else await recordResult(deps.outcome, job, payload.callId, result, runs.get(job.id)!);
     }
     await recordDone(done);
+  }
+
+  /** Why a failed run stopped, when it was told to or its lease was fenced off; else undefined. */
+  function stoppedBy(error: unknown, run: ControlledRun): Error | undefined {
+    if (error instanceof LeaseLostError || error instanceof RunStoppedError) return error;
+    return run.signal.aborted ? (run.signal.reason as Error) : undefined;
+  }
+
+  function handBack(job: JobRecord): Promise<boolean> {
+    const at = now();
+    return rescheduleJob(db, { id: job.id, epoch: job.epoch, workerId, runAt: at, now: at }).catch(
+      () => false,
+    );
   }
 
   async function claimSafely(kinds: string[], limit: number, via: Db = db): Promise<JobRecord[]> {
@@ -246,9 +292,27 @@ export function createJobRunner(
     return n;
   }
 
+  /** Renews the leases of the runs in progress; a run whose lease was taken back is told to stop. */
   async function renewLeases(): Promise<void> {
-    const ids = [...running.keys()];
-    if (ids.length > 0) await heartbeatJobs(db, { ids, workerId, leaseMs: options.leaseMs, now: now() });
+    const held = [...running.values()];
+    if (held.length === 0) return;
+    const renewed = new Set(
+      await heartbeatJobs(db, {
+        ids: held.map((r) => r.job.id),
+        epochs: held.map((r) => r.job.epoch),
+        workerId,
+        leaseMs: options.leaseMs,
+        now: now(),
+      }),
+    );
+    for (const { job, run } of held) {
+      if (renewed.has(job.id) || !running.has(job.id)) continue;
+      logger.warn(
+        { jobId: job.id, epoch: job.epoch },
+        'job lease lost; stopping the run before its next side effect',
+      );
+      run.stop(new LeaseLostError(run.fence, 'the rest of the run'));
+    }
   }
 
   function scheduleHeartbeat(): void {
@@ -256,7 +320,7 @@ export function createJobRunner(
       renewLeases()
         .catch((err: unknown) => logger.warn({ err }, 'job runner: lease renewal failed'))
         .finally(() => {
-          if (!stopping) scheduleHeartbeat();
+          if (beating) scheduleHeartbeat();
         });
     }, options.leaseMs / 3);
   }
@@ -278,21 +342,30 @@ export function createJobRunner(
     async stop(drainMs) {
       stopping = true;
       this.wake();
-      clock.clearTimer(heartbeat);
+      // Every run stops before its next side effect (a batch waiting for budget slots at once);
+      // its job goes back as the run ends (recordResult).
+      for (const { run } of running.values()) run.stop(new RunStoppedError());
       let timer: unknown;
       const timeout = new Promise<void>((resolve) => {
         timer = clock.setTimer(resolve, drainMs);
       });
-      // A bulk lane ends only after its whole batch, which may wait minutes for budget slots: the
-      // drain limit covers the lanes too. Once they end nothing new is claimed; then the rest.
       const drained = Promise.all(lanes).then(() => Promise.all([...running.values()].map((r) => r.done)));
       await Promise.race([drained, timeout]);
       clock.clearTimer(timer);
-      // Whatever is still running is handed back now rather than when its lease lapses; a few
-      // seconds later, so that another replica does not start it while this process winds down.
-      const handBackAt = new Date(clock.now() + HAND_BACK_DELAY_MS);
-      for (const { job } of running.values()) {
-        await rescheduleJob(db, { id: job.id, workerId, runAt: handBackAt, now: now() }).catch(() => false);
+      beating = false;
+      clock.clearTimer(heartbeat);
+      // Past the bound: a run with no side effect in flight is handed back now; one still
+      // mid-request keeps its lease until it lapses (its late writes are fenced off), so no other
+      // worker starts the job while that request may still land.
+      for (const { job, run } of running.values()) {
+        if (run.inFlight > 0) {
+          logger.warn(
+            { jobId: job.id },
+            'stopping: a side effect is still in flight; the job returns when its lease lapses',
+          );
+          continue;
+        }
+        await handBack(job);
       }
     },
     inFlight: () => running.size,

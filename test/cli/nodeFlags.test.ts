@@ -76,7 +76,7 @@ describe('the re-exec of `crm-sync start` set up for its database', () => {
         ...env,
       },
     });
-    expect(stderr).toMatch(/cannot reach the database/);
+    expect(stderr).toMatch(/Cannot reach the PostgreSQL server/);
     return stderr
       .split('\n')
       .filter((line) => line.startsWith('IMAGE '))

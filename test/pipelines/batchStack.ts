@@ -13,7 +13,7 @@ import { createLookupCache } from '../../src/pipelines/lookupCache.js';
 import { runWritebackBatch, type WritebackResult } from '../../src/pipelines/writeback.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { createServiceClient } from '../../src/service/index.js';
-import type { ServiceClient } from '../../src/service/types.js';
+import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';
 import { systemClock } from '../../src/util/clock.js';
 import { completeCall, createCall, waitFor, type Person } from '../e2e/harness.js';
@@ -77,4 +77,15 @@ export async function writeBack(
   }));
   const results = await runWritebackBatch(deps, items);
   return new Map(callIds.map((callId, i) => [callId, results.get(i + 1)!]));
+}
+
+/** The Service client with its follow-up answer replaced (after the claim, as the real one sends). */
+export function answering(service: ServiceClient, answer: () => Promise<unknown>): ServiceClient {
+  return {
+    ...service,
+    generateFollowups: (_id: string, _body: unknown, opts?: FollowupOptions) =>
+      (opts?.aroundSend ? opts.aroundSend(answer) : answer()) as ReturnType<
+        ServiceClient['generateFollowups']
+      >,
+  };
 }

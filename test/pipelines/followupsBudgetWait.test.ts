@@ -187,10 +187,11 @@ describe.each(DATABASE_KINDS)('a follow-up request waiting for the budget (%s)',
     });
     const queryRaw = async (strings: TemplateStringsArray, ...values: unknown[]) => {
       const result = (await db.$queryRaw(strings, ...values)) as unknown;
-      if (strings.join('').includes('SET followups_requested_at')) {
+      const text = strings.join('');
+      if (text.includes('SET followups_requested_at')) {
         writes.push('claim');
         if (writes.length === 1) await clock.advance(SEND_DEADLINE_MS + 1);
-      }
+      } else if (text.includes('SET followups_settled_at')) writes.push('settle');
       return result;
     };
     const executeRaw = async (strings: TemplateStringsArray, ...values: unknown[]) => {

@@ -16,25 +16,14 @@ import { FOLLOWUP_STAMP_MISSING } from '../../src/pipelines/followupStamp.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { ServiceTransientError } from '../../src/service/errors.js';
-import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
+import type { ServiceClient } from '../../src/service/types.js';
 import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';
-import { startBatchStack, writeBack, type BatchStack } from './batchStack.js';
+import { answering, startBatchStack, writeBack, type BatchStack } from './batchStack.js';
 
 const JANE = { name: 'Jane Doe', email: 'jane.doe@acme.example', company: 'Acme Corp' };
-
-/** The Service client with its follow-up answer replaced (after the claim, as the real one sends). */
-function answering(service: ServiceClient, answer: () => Promise<unknown>): ServiceClient {
-  return {
-    ...service,
-    generateFollowups: (_id: string, _body: unknown, opts?: FollowupOptions) =>
-      (opts?.aroundSend ? opts.aroundSend(answer) : answer()) as ReturnType<
-        ServiceClient['generateFollowups']
-      >,
-  };
-}
 
 const lostAnswer = () =>
   Promise.reject(

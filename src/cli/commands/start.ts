@@ -7,7 +7,7 @@ export function registerStart(program: Command): void {
     .description('Run the worker: webhook receiver, job runner and cursor poller (applies migrations first)')
     .option(
       '--drain-seconds <n>',
-      'on SIGTERM, how long running jobs may finish before they are handed back',
+      'on SIGTERM, how long Service and CRM requests in flight may finish (at least the Service request timeout, 15 s); work with none in flight is handed back at once',
       '20',
     )
     .action(async (opts: { drainSeconds: string }) => {
