@@ -145,6 +145,31 @@ describe.runIf(hasChromium)('operator console in a browser', () => {
   );
 
   it(
+    'shows the failure with its message and a replay button for one call, and no page asks for a missing file',
+    async () => {
+      const missing: string[] = [];
+      const onResponse = (res: { status(): number; url(): string }) => {
+        if (res.status() === 404) missing.push(res.url());
+      };
+      page.on('response', onResponse);
+      try {
+        await page.goto(`${worker.url}/console/failures`);
+        const card = await page.textContent('section.failure');
+        expect(card).toContain('Latest message:');
+        expect(await page.textContent('section.failure button[type=submit]')).toBe('Replay this call');
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'console-failures.png'), fullPage: true });
+        await page.goto(`${worker.url}/console`);
+      } finally {
+        page.off('response', onResponse);
+      }
+      // Browsers ask for /favicon.ico on every page.
+      expect(missing).toEqual([]);
+      expect((await fetch(`${worker.url}/favicon.ico`)).status).toBe(200);
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
     'opens the failed call from its error group, replays it, and sees it written back',
     async () => {
       await page.click('a[href="/console/failures"] >> nth=0');
