@@ -19,6 +19,15 @@ import { startSalesforceSandbox } from '../src/sandbox/salesforce/index.js';
 import { startServiceSandbox } from '../src/sandbox/service/index.js';
 import { SANDBOX_PARTICIPANTS } from '../src/sandbox/service/seed.js';
 import { demoDatabaseNotice, demoEnvironment } from './demoEnv.js';
+import {
+  contextLines,
+  hubspotLandings,
+  landingLine,
+  salesforceLandings,
+  useColor,
+  type CallLanding,
+  type HubSpotObject,
+} from './demoSummary.js';
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = process.argv.slice(2);
@@ -27,7 +36,8 @@ const keep = args.includes('--keep');
 if (crm !== 'hubspot' && crm !== 'salesforce') throw new Error('--crm must be hubspot or salesforce');
 
 const say = (s = '') => console.log(s);
-const step = (s: string) => console.log(`\n\x1b[1m== ${s}\x1b[0m`);
+const bold = useColor(process.stdout.isTTY, process.env);
+const step = (s: string) => console.log(bold ? `\n\x1b[1m== ${s}\x1b[0m` : `\n== ${s}`);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -142,22 +152,29 @@ try {
     });
     const body = (contexts[0] as { body?: Record<string, unknown> }).body ?? contexts[0];
     say(`context pushed after ${Date.now() - started} ms:`);
-    say(JSON.stringify(body, null, 2).split('\n').slice(0, 24).join('\n'));
+    for (const line of contextLines(body as Parameters<typeof contextLines>[0])) say(line);
     await json(`${service.url}/_admin/calls/${call.id}/complete`, { method: 'POST' });
     say('call.completed; analysis follows shortly (analysis.ready)');
   }
 
   step('Waiting for the write-back of the three calls');
-  await waitFor('all calls to settle', 60_000, async () => {
+  const outcomes = await waitFor('all calls to settle', 60_000, async () => {
     const s = await json<{ calls: Record<string, number> }>(`${workerUrl}/status`);
     const settled = (s.calls.written_back ?? 0) + (s.calls.skipped ?? 0) + (s.calls.failed ?? 0);
     const states = await Promise.all(
       callIds.map(async (id) => {
         const r = await fetch(`${workerUrl}/admin/calls/${id}`);
-        return r.ok ? ((await r.json()) as { status: { state: string } }).status.state : 'unknown';
+        if (!r.ok) return { state: 'unknown', reason: null };
+        const { status, history } = (await r.json()) as {
+          status: { state: string; lastErrorMessage: string | null };
+          history: { toState: string; detail: string | null }[];
+        };
+        // Why it is in this state: the error, else the detail of the move into it (a skip's reason).
+        const into = history.filter((e) => e.toState === status.state).at(-1);
+        return { state: status.state, reason: status.lastErrorMessage ?? into?.detail ?? null };
       }),
     );
-    return states.every((st) => ['written_back', 'skipped', 'failed'].includes(st)) && settled > 0
+    return states.every((st) => ['written_back', 'skipped', 'failed'].includes(st.state)) && settled > 0
       ? states
       : undefined;
   });
@@ -181,39 +198,12 @@ try {
     });
   }
 
-  step(`Records written to the ${crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} sandbox`);
-  if (crm === 'hubspot') {
-    for (const type of ['calls', 'notes']) {
-      const objects = await json<{ results: { id: string; properties: Record<string, string> }[] }>(
-        `${crmUrl}/_admin/objects/${type}`,
-      );
-      for (const o of objects.results.filter(
-        (r) => r.properties.crmsync_call_id || r.properties.crmsync_followup_id,
-      )) {
-        const p = o.properties;
-        say(
-          type === 'calls'
-            ? `call engagement ${o.id}: "${p.hs_call_title}" overall ${p.crmsync_score_overall}, objections ${p.crmsync_objections_handled}/${p.crmsync_objections_detected} handled (call id ${p.crmsync_call_id})`
-            : `note ${o.id}: follow-up draft ${p.crmsync_followup_id}: ${(p.hs_note_body ?? '').replace(/<[^>]+>/g, ' ').slice(0, 90)}…`,
-        );
-      }
-    }
-    const assoc = await json<unknown>(`${crmUrl}/_admin/associations`);
-    say(`associations: ${JSON.stringify(assoc).slice(0, 400)}…`);
-  } else {
-    for (const type of ['Task', 'EmailMessage']) {
-      const records = await json<{ records?: Record<string, unknown>[] } | Record<string, unknown>[]>(
-        `${crmUrl}/_admin/records/${type}`,
-      );
-      const list = Array.isArray(records) ? records : (records.records ?? []);
-      for (const r of list.filter((x) => x.CrmSync_Call_Id__c || x.CrmSync_Followup_Id__c)) {
-        say(
-          type === 'Task'
-            ? `Task ${String(r.Id)}: "${String(r.Subject)}" WhoId ${String(r.WhoId)} WhatId ${String(r.WhatId)} overall ${String(r.CrmSync_Score_Overall__c)}`
-            : `EmailMessage ${String(r.Id)} (draft, Status ${String(r.Status)}): "${String(r.Subject)}"`,
-        );
-      }
-    }
+  step(`Where each call landed in the ${crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} sandbox`);
+  const landings =
+    crm === 'hubspot' ? await hubspotLanded(crmUrl, callIds) : await salesforceLanded(crmUrl, callIds);
+  for (const [i, l] of landings.entries()) {
+    const o = outcomes[i]!;
+    say(landingLine(l, o.reason ? `${o.state}: ${o.reason}` : o.state));
   }
   say(
     '\nDone. The same worker runs in production with DATABASE_URL, real API URLs and credentials (see README).',
@@ -234,3 +224,44 @@ try {
   await closeCrm();
 }
 process.exit(exitCode);
+
+/** Reads back the HubSpot sandbox's calls, notes and the records they are associated with. */
+async function hubspotLanded(url: string, ids: string[]): Promise<CallLanding[]> {
+  const objects = async (type: string) =>
+    (await json<{ results: HubSpotObject[] }>(`${url}/_admin/objects/${type}`)).results;
+  const [calls, notes, contacts, companies, deals] = await Promise.all(
+    ['calls', 'notes', 'contacts', 'companies', 'deals'].map(objects),
+  );
+  const { results: associations } = await json<{
+    results: { fromType: string; fromId: string; toType: string; toId: string }[];
+  }>(`${url}/_admin/associations?fromType=calls`);
+  return hubspotLandings(ids, {
+    calls: calls!,
+    notes: notes!,
+    contacts: contacts!,
+    companies: companies!,
+    deals: deals!,
+    associations,
+  });
+}
+
+/** Reads back the Salesforce sandbox's Tasks, draft EmailMessages and the records they name. */
+async function salesforceLanded(url: string, ids: string[]): Promise<CallLanding[]> {
+  const records = async (type: string) => {
+    const r = await json<{ records?: Record<string, unknown>[] } | Record<string, unknown>[]>(
+      `${url}/_admin/records/${type}`,
+    );
+    return Array.isArray(r) ? r : (r.records ?? []);
+  };
+  const [Task, EmailMessage, Contact, Lead, Account, Opportunity] = await Promise.all(
+    ['Task', 'EmailMessage', 'Contact', 'Lead', 'Account', 'Opportunity'].map(records),
+  );
+  return salesforceLandings(ids, {
+    Task: Task!,
+    EmailMessage: EmailMessage!,
+    Contact: Contact!,
+    Lead: Lead!,
+    Account: Account!,
+    Opportunity: Opportunity!,
+  });
+}
