@@ -22,6 +22,8 @@ export interface CrmRecord {
   type: CrmRecordType;
   id: string;
   properties: Record<string, unknown>;
+  /** Deals: the deal's owner, read with the other owners of the lookup; null when not an active user. */
+  owner?: CrmRecord | null | undefined;
 }
 
 export type MatchedBy = 'email' | 'lead_email' | 'domain' | 'company_name' | 'none';

@@ -32,7 +32,8 @@ const isBlank = (v: unknown) => v === null || v === undefined || (typeof v === '
 /** The document shared by context and write-back expressions (see docs/mappings.md). */
 export function baseDocument(call: CallInput, lookup: CrmLookup): Doc {
   const contact = flatten(lookup.contact);
-  const deals = lookup.deals.map((d) => flatten(d) as Doc);
+  // A deal's owner as a record (`deal.owner.email`), not only its id: it need not be the contact's.
+  const deals = lookup.deals.map((d) => ({ ...flatten(d), ...(d.owner ? { owner: flatten(d.owner) } : {}) }));
   return {
     call: withoutEmpty(call),
     contact,

@@ -101,10 +101,15 @@ function walkPath(node: AstNode, atRoot: boolean, roots: Roots, props: PropertyR
     if (!roots.has(root)) roots.set(root, Math.max(0, end - root.length));
     const second = names[first + 1];
     const third = names[first + 2];
+    const ref = (record: PropertyRef['record'], property: string, next: string | null | undefined) => {
+      // `deal.owner.email` is the deal owner's email (evaluate.ts), not a deal property `owner`.
+      if (record !== 'deal' || property !== 'owner') props.push({ record, property });
+      else if (next) props.push({ record: 'owner', property: next });
+    };
     if (RECORD_ROOTS.has(root) && second) {
-      props.push({ record: root as PropertyRef['record'], property: second });
+      ref(root as PropertyRef['record'], second, third);
     } else if (root === 'lookup' && second && LOOKUP_KEYS[second] && third) {
-      props.push({ record: LOOKUP_KEYS[second], property: third });
+      ref(LOOKUP_KEYS[second], third, names[first + 3]);
     }
   }
   steps.forEach((step, i) => {

@@ -9,6 +9,7 @@ import type { MatchRule } from '../../src/crm/match/types.js';
 import { lookupKey, type CrmLookup, type Participant } from '../../src/crm/types.js';
 import {
   buildActivity,
+  buildContext,
   buildDealWrite,
   buildFollowups,
   dealRuleFor,
@@ -121,6 +122,20 @@ describe.each([
     expect(walt.decision!.deal.rejected).toContainEqual(
       expect.objectContaining({ label: 'Wayne - Gotham Expansion', reason: 'closes later (2027-03-01)' }),
     );
+  });
+
+  it("pushes each deal's own owner, read with the contact's, not the raw owner id", async () => {
+    // Rita is owned by one seller; her company's deal by another (Olivia) in both sandboxes.
+    const found = await lookup({ email: 'rita@rockets.example' });
+    const context = await buildContext(mapping(), {
+      call: { id: 'call_owner', created_at: '2026-11-20T10:00:00Z' },
+      lookup: found,
+    });
+    expect(context.deals.map((d) => d.owner)).toEqual([
+      driver.crm === 'hubspot' ? 'olivia.owner@seller.example' : 'Olivia Owner',
+    ]);
+    expect(context.custom.contact_owner).not.toMatch(/olivia/i);
+    expect(found.deals[0]!.owner?.id).not.toBe(found.owner?.id);
   });
 
   it('gives every participant of one batch what a lookup of each gives', async () => {

@@ -45,6 +45,7 @@ const deal = (id: string, name: string, over: Partial<DealCandidate> = {}): Deal
   closeDate: null,
   amount: null,
   modifiedAt: null,
+  ownerId: null,
   ...over,
 });
 

@@ -28,6 +28,13 @@ describe('reading expressions', () => {
     });
   });
 
+  it("reads a deal's owner as owner properties, not as a deal property named owner", () => {
+    expect(analyse('deal.owner.email & lookup.deals.owner.Name & deal.owner & deal.ownerid')).toEqual({
+      roots: ['deal', 'lookup'],
+      props: ['owner.email', 'owner.Name', 'deal.ownerid'],
+    });
+  });
+
   it('does not treat names inside a lambda body as roots', () => {
     expect(analyse('$map(analysis.objections, function($o) { $o.type & nothing })')).toEqual({
       roots: ['analysis'],

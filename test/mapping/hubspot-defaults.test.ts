@@ -40,7 +40,7 @@ describe('shipped HubSpot mapping', () => {
           amount: 12000,
           currency: 'USD',
           close_date: '2025-07-01',
-          owner: '9002',
+          owner: 'kim@seller.example', // the deal's owner, not the contact's (was the raw id)
         },
       ],
       custom: { lifecycle_stage: 'opportunity', contact_owner: 'sam@seller.example', matched_by: 'email' },

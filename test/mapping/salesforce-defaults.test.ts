@@ -28,7 +28,7 @@ describe('shipped Salesforce mapping', () => {
           stage: 'Negotiation/Review',
           amount: 48000.46,
           close_date: '2025-03-31',
-          owner: 'Sam Seller',
+          owner: 'Kim Closer', // the deal's owner, not the contact's (was the raw OwnerId)
         },
       ],
       custom: { contact_owner: 'Sam Seller', matched_by: 'email' },

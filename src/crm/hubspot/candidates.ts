@@ -70,6 +70,7 @@ const deal = (o: SdkObject): DealCandidate => {
     closeDate: timeOf(o.properties.closedate),
     amount: numberOf(o.properties.amount),
     modifiedAt: timeOf(o.properties.hs_lastmodifieddate),
+    ownerId: textOf(o.properties.hubspot_owner_id),
   };
 };
 

@@ -42,6 +42,8 @@ export interface DealCandidate {
   closeDate: number | null;
   amount: number | null;
   modifiedAt: number | null;
+  /** The deal's owner (a user id), resolved with the contact's owner into `CrmRecord.owner`. */
+  ownerId: string | null;
 }
 
 /**

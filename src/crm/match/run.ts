@@ -102,17 +102,35 @@ export async function matchParticipants(
     (ids) => source.dealsOfCompanies(ids, rule),
   );
 
-  // 5. Owners, then each decision.
-  const ownerIds = all.flatMap((p) => ownerIdFor(p.person.person, p.company?.company ?? null) ?? []);
+  // 5. Deals, then the owners of contacts (or companies) and deals in one read, then each decision.
+  const chosen = new Map(
+    all.map((p) => [
+      p,
+      chooseDeals(
+        p.contactDeals,
+        p.company ? (companyDeals.get(p.company.company.record.id) ?? []) : null,
+        rule,
+      ),
+    ]),
+  );
+  const ownerIds = all.flatMap((p) =>
+    [
+      ownerIdFor(p.person.person, p.company?.company ?? null),
+      ...chosen.get(p)!.deals.map((d) => d.ownerId),
+    ].filter((id): id is string => id !== null),
+  );
   const owners = await fetchIfAny(ownerIds, (ids) => source.owners(ids));
   const out = new Map<string, CrmLookup>();
   for (const p of all) {
     const company = p.company;
-    const deals = chooseDeals(
-      p.contactDeals,
-      company ? (companyDeals.get(company.company.record.id) ?? []) : null,
-      rule,
-    );
+    const picked = chosen.get(p)!;
+    const deals = {
+      ...picked,
+      deals: picked.deals.map((d) => ({
+        ...d,
+        record: { ...d.record, owner: d.ownerId ? (owners.get(d.ownerId) ?? null) : null },
+      })),
+    };
     const ownerId = ownerIdFor(p.person.person, company?.company ?? null);
     out.set(
       p.key,

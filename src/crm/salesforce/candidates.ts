@@ -195,7 +195,9 @@ export function salesforceCandidates(ctx: SalesforceContext, fields: LookupField
         'CloseDate',
         'Amount',
         'LastModifiedDate',
+        'OwnerId',
         ...fields.deal,
+        ...ownerCols,
       ];
       // Only open ones, cut in the rule's order: an account may hold thousands of closed deals.
       const rows = await query(
@@ -210,15 +212,19 @@ export function salesforceCandidates(ctx: SalesforceContext, fields: LookupField
         },
         ids.map((id) => ({ key: id, term: soqlString(id) })),
       );
-      return mapRows(rows, (r): DealCandidate => ({
-        record: toRecord('deal', String(r.Id), r, fields.deal),
-        name: textOf(r.Name),
-        open: true,
-        stage: textOf(r.StageName),
-        closeDate: timeOf(r.CloseDate),
-        amount: numberOf(r.Amount),
-        modifiedAt: timeOf(r.LastModifiedDate),
-      }));
+      return mapRows(rows, (r): DealCandidate => {
+        remember(r.OwnerId, r);
+        return {
+          record: toRecord('deal', String(r.Id), r, fields.deal),
+          name: textOf(r.Name),
+          open: true,
+          stage: textOf(r.StageName),
+          closeDate: timeOf(r.CloseDate),
+          amount: numberOf(r.Amount),
+          modifiedAt: timeOf(r.LastModifiedDate),
+          ownerId: isUserId(r.OwnerId) ? r.OwnerId : null,
+        };
+      });
     },
     async owners(ids) {
       const out = new Map<string, CrmRecord | null>();

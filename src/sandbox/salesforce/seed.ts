@@ -108,7 +108,8 @@ export function seedOrg(store: OrgStore): SeedIds {
   opp('Wayne - Batmobile', wayne, 'Closed Won', '2025-10-01', 250_000, '2025-10-02');
   opp('Wayne - Renewal 2027', wayne, 'Negotiation/Review', '2026-12-01', 80_000, '2026-01-03');
   opp('Wayne - Gotham Expansion', wayne, 'Qualification', '2027-03-01', 300_000, '2026-01-04');
-  opp('Rocket Labs - Launch', rockets, 'Needs Analysis', '2026-09-01', 25_000, '2026-01-06', max);
+  // Owned by someone other than Rita's owner (as in the HubSpot seed): a deal's owner is its own.
+  opp('Rocket Labs - Launch', rockets, 'Needs Analysis', '2026-09-01', 25_000, '2026-01-06');
 
   return { integrationUserId: integration };
 }
