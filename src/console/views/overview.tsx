@@ -113,13 +113,14 @@ export function OverviewBody({ o }: { o: Overview }) {
 
       <section class="card">
         <h2>Cursor</h2>
-        <p class="big" data-cursor="summary">
+        <p data-cursor="summary">
           {s.cursor.lastCallCreatedAt ? (
             <>
               calls up to <When at={s.cursor.lastCallCreatedAt} />
             </>
           ) : (
-            'no call reached yet'
+            // Webhooks may have brought every call so far; the poll has listed none newer.
+            'no new call listed by polling yet'
           )}
           , polled {s.cursor.updatedAt ? ago(s.cursor.updatedAt, o.now) : 'never'}
         </p>
