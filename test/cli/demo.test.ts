@@ -74,6 +74,19 @@ describe.skipIf(!TEST_DATABASE_URL)('npm run demo next to a configured productio
     );
     expect(code, out).toBe(0);
     expect(out).toContain('Done.');
+    // The summary says, in words, where each call landed (issue 23 item 12).
+    expect(out).toMatch(
+      /^call call_\w+: engagement \d+ on Jane Doe \(contact\), Acme Corp \(company\), Acme - Add-on \(deal\); 2 follow-up drafts$/m,
+    );
+    expect(out).toMatch(
+      /^call call_\w+: nothing written to the CRM \(skipped: no CRM record matches sam@gmail\.com\)$/m,
+    );
+    // Globex's deal is not owned by the company's owner: pushed as the owner's email, not "70001".
+    expect(out).toMatch(/name: Globex - Platform,[\s\S]{0,200}?owner: olivia\.owner@seller\.example/);
+    expect(out).not.toContain('70001');
+    expect(out).not.toContain('associations:');
+    // Piped, so no terminal styling.
+    expect(out).not.toContain('\x1b[');
     expect(await rowCounts(target.url!)).toEqual(before);
   }, 180_000);
 });
