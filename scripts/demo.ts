@@ -25,6 +25,7 @@ import {
   landingLine,
   salesforceLandings,
   useColor,
+  wrap,
   type CallLanding,
   type HubSpotObject,
 } from './demoSummary.js';
@@ -203,7 +204,7 @@ try {
     crm === 'hubspot' ? await hubspotLanded(crmUrl, callIds) : await salesforceLanded(crmUrl, callIds);
   for (const [i, l] of landings.entries()) {
     const o = outcomes[i]!;
-    say(landingLine(l, o.reason ? `${o.state}: ${o.reason}` : o.state));
+    for (const line of wrap(landingLine(l, o.reason ? `${o.state}: ${o.reason}` : o.state), 2)) say(line);
   }
   say(
     '\nDone. The same worker runs in production with DATABASE_URL, real API URLs and credentials (see README).',

@@ -150,25 +150,31 @@ function shown(value: unknown): string {
   return flat.length > VALUE_MAX ? `${flat.slice(0, VALUE_MAX - 1)}…` : flat;
 }
 
-/** Width the context summary wraps at (the CLI's readable width). */
+/** Width the demo's summary wraps at (the CLI's readable width). */
 const WIDTH = 100;
 const LABEL = 11;
 
-/** `label` then the part's set fields, wrapped at WIDTH under the first field. */
+/**
+ * `line` wrapped at WIDTH after its ", " and "; " separators (never inside a name or value),
+ * continuation lines indented by `indent`.
+ */
+export function wrap(line: string, indent: number): string[] {
+  const out: string[] = [];
+  let current = '';
+  for (const piece of line.split(/(?<=[,;] )/)) {
+    if (current.trim() !== '' && (current + piece).trimEnd().length > WIDTH) {
+      out.push(current.trimEnd());
+      current = ' '.repeat(indent) + piece;
+    } else current += piece;
+  }
+  return [...out, current.trimEnd()];
+}
+
+/** `label` then the part's set fields, wrapped under the first field. */
 function part(label: string, values: Props): string[] {
   const set = Object.entries(values).filter(([, v]) => v !== null && v !== undefined && v !== '');
   const items = set.length === 0 ? ['(nothing)'] : set.map(([k, v]) => `${k}: ${shown(v)}`);
-  const out: string[] = [];
-  let line = `  ${label}`.padEnd(LABEL) + items[0]!;
-  for (const [i, item] of items.entries()) {
-    if (i === 0) continue;
-    line += ',';
-    if (line.length + 1 + item.length > WIDTH) {
-      out.push(line);
-      line = ' '.repeat(LABEL) + item;
-    } else line += ` ${item}`;
-  }
-  return [...out, line];
+  return wrap(`  ${label}`.padEnd(LABEL) + items.join(', '), LABEL);
 }
 
 /** The context body pushed to a live call: each part (contact, company, each deal, custom) in full, wrapped. */

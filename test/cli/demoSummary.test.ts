@@ -5,6 +5,7 @@ import {
   landingLine,
   salesforceLandings,
   useColor,
+  wrap,
 } from '../../scripts/demoSummary.js';
 
 describe('the demo summary of where each call landed', () => {
@@ -112,6 +113,22 @@ describe('the demo summary of the context pushed to a live call', () => {
       '  company  (nothing)',
       '  deals    (no open deal)',
     ]);
+  });
+});
+
+describe('wrapping the demo summary at 100 columns', () => {
+  it('breaks only after a separator, indenting what follows, and leaves a short line alone', () => {
+    const line =
+      'call call_018ce9528ad1e65f: engagement 1029 on Jane Doe (contact), Acme Corp (company), Acme - Add-on (deal); 2 follow-up drafts';
+    expect(wrap(line, 2)).toEqual([
+      'call call_018ce9528ad1e65f: engagement 1029 on Jane Doe (contact), Acme Corp (company),',
+      '  Acme - Add-on (deal); 2 follow-up drafts',
+    ]);
+    expect(wrap('call a: nothing written to the CRM (skipped)', 2)).toEqual([
+      'call a: nothing written to the CRM (skipped)',
+    ]);
+    // A piece longer than the width stays whole on its own line.
+    expect(wrap(`${'y'.repeat(120)}, z`, 4)).toEqual(['y'.repeat(120) + ',', '    z']);
   });
 });
 
