@@ -6,8 +6,9 @@
  *
  *   1. sync_status rows, in CALL_ID_ORDER;
  *   2. each call's call_followup rows (its drafts), after its sync_status row;
- *   3. job rows, last: running ones by id (a fence's share lock, completions, lease sweeps),
- *      queued ones (ON CONFLICT of an enqueue, a superseded job's sibling) by key.
+ *   3. job rows, last: running ones first, by id (a fence's share lock, heartbeats,
+ *      completions, lease sweeps), then queued ones by key (JOB_KEY_ORDER: an enqueue's ON
+ *      CONFLICT, a superseded job's sibling). Claims skip locked rows and wait for none.
  *
  * Within one statement PostgreSQL runs its parts in whatever order the plan pulls them, so a later
  * part is made to depend on the earlier one's locks with `after`.

@@ -22,7 +22,14 @@ import {
   settleAbandonedFollowupClaim,
   settleFollowupClaim,
 } from '../../src/store/followupRepo.js';
-import { claimJobs, enqueueJob, heartbeatJobs } from '../../src/store/jobQueue.js';
+import { dbClockOf } from '../../src/store/dbClock.js';
+import {
+  claimJobs,
+  completeJobs,
+  enqueueJob,
+  heartbeatJobs,
+  requeueExpiredJobs,
+} from '../../src/store/jobQueue.js';
 import { storeRound } from '../../src/store/inboxRound.js';
 import { seededRandom } from '../../src/sandbox/service/rng.js';
 import {
@@ -379,6 +386,54 @@ describe.runIf(TEST_DATABASE_URL)('one lock order on PostgreSQL', { timeout: 240
         held: 'ok',
         statement: 'ok',
       });
+    });
+  });
+
+  describe("the job queue's statements over several jobs lock them by id", () => {
+    /** Three running jobs of `worker`, their rows last updated (so scanned) in descending id order. */
+    const running = async (worker: string) => {
+      const db = current().db.prisma;
+      for (const n of [1, 2, 3])
+        await enqueueJob(db, { kind: `order_${worker}`, key: `order_${worker}_${n}`, priority: 1, now: T0 });
+      const jobs = await claimJobs(db, {
+        workerId: worker,
+        limit: 3,
+        leaseMs: 60_000,
+        now: T0,
+        kinds: [`order_${worker}`],
+      });
+      const ids = jobs.map((j) => j.id).sort((a, b) => b - a);
+      for (const id of ids) await db.$executeRaw`UPDATE job SET updated_at = updated_at WHERE id = ${id}`;
+      return { db, ids, epochs: ids.map((id) => jobs.find((j) => j.id === id)!.epoch) };
+    };
+    const lockJob = (id: number) => `SELECT 1 FROM job WHERE id = ${id} FOR UPDATE`;
+
+    it.each([
+      [
+        'heartbeatJobs',
+        (db: Db, ids: number[], epochs: number[], workerId: string) =>
+          heartbeatJobs(db, { ids, epochs, workerId, leaseMs: 60_000, now: T0 }),
+      ],
+      [
+        'completeJobs',
+        (db: Db, ids: number[], epochs: number[], workerId: string) =>
+          completeJobs(db, { ids, epochs, workerId, now: T0 }),
+      ],
+      // Every lease has run out by the clock it is given.
+      [
+        'requeueExpiredJobs',
+        (db: Db) => requeueExpiredJobs(db, T0, dbClockOf(new Date('2100-01-01T00:00:00Z'))),
+      ],
+    ] as const)('%s', async (name, statement) => {
+      const { db, ids, epochs } = await running(name);
+      const [last, middle, first] = ids as [number, number, number];
+      const url = current().target.url!;
+      expect(
+        await holdingFirst(url, lockJob(first), () => statement(db, ids, epochs, name), [
+          lockJob(middle),
+          lockJob(last),
+        ]),
+      ).toEqual({ held: 'ok', statement: 'ok' });
     });
   });
 
