@@ -263,6 +263,13 @@ async function holdingFirst(
   }
 }
 
+/** A job of its own kind, claimed by worker `kind` for an hour: a run's fence. */
+async function runningFence(db: Db, kind: string): Promise<Fence> {
+  await enqueueJob(db, { kind, key: kind, priority: 5, now: T0 });
+  const [job] = await claimJobs(db, { workerId: kind, limit: 1, leaseMs: 3_600_000, now: T0, kinds: [kind] });
+  return { jobId: job!.id, epoch: job!.epoch };
+}
+
 const WAITERS = `SELECT count(*)::int AS n FROM pg_stat_activity
                  WHERE datname = current_database() AND wait_event_type = 'Lock'`;
 
@@ -288,17 +295,8 @@ describe.runIf(TEST_DATABASE_URL)('one lock order on PostgreSQL', { timeout: 240
     };
 
     it('sets up a running job as the fence', async () => {
-      const db = current().db.prisma;
-      await enqueueJob(db, { kind: 'order_fence', key: 'order_fence', priority: 5, now: T0 });
-      const [job] = await claimJobs(db, {
-        workerId: 'w2',
-        limit: 1,
-        leaseMs: 3_600_000,
-        now: T0,
-        kinds: ['order_fence'],
-      });
-      fence = { jobId: job!.id, epoch: job!.epoch };
-      expect(job!.key).toBe('order_fence');
+      fence = await runningFence(current().db.prisma, 'order_fence');
+      expect(fence.epoch).toBe(1);
     });
 
     it('the inbox round delivering a follow-up draft', async () => {
@@ -458,16 +456,8 @@ describe.runIf(TEST_DATABASE_URL)('one lock order on PostgreSQL', { timeout: 240
       'hubspot',
       CALLS.map((callId) => ({ callId, now: T0 })),
     );
-    await enqueueJob(db, { kind: 'race_fence', key: 'race_fence', priority: 5, now: T0 });
-    const [job] = await claimJobs(db, {
-      workerId: 'w1',
-      limit: 1,
-      leaseMs: 3_600_000,
-      now: T0,
-      kinds: ['race_fence'],
-    });
-    const fence = { jobId: job!.id, epoch: job!.epoch };
-    const failures = await race(db, followupParticipants(fence, 'w1'), 20261129);
+    const fence = await runningFence(db, 'race_fence');
+    const failures = await race(db, followupParticipants(fence, 'race_fence'), 20261129);
     expect(failures).toEqual([]);
     // They did run: drafts stored by answer and delivery, each once.
     expect(await db.callFollowup.count()).toBeGreaterThan(ROUNDS);
