@@ -4,16 +4,19 @@
  */
 import type { AppConfig } from '../config/config.js';
 import type { RefreshTokenStore } from '../crm/refreshTokens.js';
+import { SetupError } from '../config/setupError.js';
 import { openDatabase, type Database } from '../store/database.js';
 import { EmbeddedDatabaseInUseError } from '../store/embeddedLock.js';
+import { allApplied, readMigrations } from '../store/migrations.js';
 
 export async function openDatabaseOrWorker(
   config: AppConfig,
   options: { mustExist?: boolean | undefined } = {},
 ): Promise<Database | null> {
+  let db: Database;
   try {
     // A command that only reads never creates a database (a wrong DATA_DIR must not leave one behind).
-    return await openDatabase({
+    db = await openDatabase({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       existing: options.mustExist,
@@ -22,6 +25,15 @@ export async function openDatabaseOrWorker(
     if (err instanceof EmbeddedDatabaseInUseError) return null;
     throw err;
   }
+  // Nor does it migrate one: a database behind this version would fail mid-read on a missing column.
+  if (options.mustExist && !(await allApplied(db, readMigrations()))) {
+    await db.close();
+    throw new SetupError(
+      `The database at ${db.location} does not have this version's migrations applied.`,
+      '`crm-sync migrate --status` lists them; `crm-sync migrate` (or starting the worker) applies them, then run this again.',
+    );
+  }
+  return db;
 }
 
 /** Calls the running worker's loopback API (PORT from the config), with ADMIN_TOKEN when set. */

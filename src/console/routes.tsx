@@ -4,7 +4,7 @@
  * has an authorised, same-site caller; consolePublicRoutes holds what must work before sign-in.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { failureGroups, searchCalls } from '../store/syncStatusQueries.js';
+import { failureGroups, recentCalls, searchCalls } from '../store/syncStatusQueries.js';
 import { runReplay } from '../worker/replay.js';
 import { parseReplayRequest, ReplayRequestError, type ReplayInput } from '../worker/replayRequest.js';
 import { loadCallDetail } from './callDetail.js';
@@ -23,6 +23,9 @@ import { ReplayConfirmBody } from './views/replayConfirm.js';
 import type { Preview } from '../mapping/preview.js';
 
 type Query = Record<string, string | undefined>;
+
+/** Calls listed on the Calls page, before a search and in its results. */
+const RECENT_CALLS = 50;
 
 export function consoleRoutes(deps: ConsoleDeps & { tokenConfigured: boolean }): FastifyPluginAsync {
   const chrome = (query: Query): Pick<PageProps, 'crm' | 'signOut' | 'notice'> => ({
@@ -59,14 +62,18 @@ export function consoleRoutes(deps: ConsoleDeps & { tokenConfigured: boolean }):
 
     app.get<{ Querystring: Query }>('/console/calls', async (req, reply) => {
       const q = (req.query.q ?? '').trim();
-      const results = q === '' ? null : await searchCalls(deps.db, deps.crm, q);
+      const results = q === '' ? null : await searchCalls(deps.db, deps.crm, q, RECENT_CALLS);
       if (results?.length === 1 && results[0]!.callId === q) {
         return reply.redirect(`/console/calls/${encodeURIComponent(q)}`, 303);
       }
       return sendPage(
         reply,
         <Page title="Calls" section="calls" {...chrome(req.query)}>
-          <CallSearchBody query={q} results={results} />
+          <CallSearchBody
+            query={q}
+            results={results}
+            recent={results === null ? await recentCalls(deps.db, deps.crm, RECENT_CALLS) : []}
+          />
         </Page>,
       );
     });

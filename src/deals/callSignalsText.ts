@@ -12,9 +12,13 @@ export interface CallDealSignalsView {
   lastError: string | null;
 }
 
-export function describeCallDealSignals(d: CallDealSignalsView | null): string {
+/** `time` writes the moment of the write: ISO by default (the CLI), the console passes its own. */
+export function describeCallDealSignals(
+  d: CallDealSignalsView | null,
+  time: (at: string | Date) => string = (at) => (at instanceof Date ? at.toISOString() : at),
+): string {
   if (!d) return '(not on a deal: no deal matched, the deal section is off, or written before deal signals)';
-  const at = d.writtenAt instanceof Date ? d.writtenAt.toISOString() : d.writtenAt;
+  const at = d.writtenAt === null ? null : time(d.writtenAt);
   const error = d.lastError ? `; last error: ${d.lastError}` : '';
   if (d.state === 'written') {
     const by = d.writtenCallId === null ? '' : ` by the write for call ${d.writtenCallId}`;

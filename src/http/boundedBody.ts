@@ -23,6 +23,21 @@ export function drainLimitFor(limit: number): number {
   return Math.max(16 * limit, 16 * 1024 * 1024);
 }
 
+/**
+ * Frees a chunk's memory now instead of at a later GC. A drained body arrives as ~64 KiB chunks, each
+ * its own malloc'd ArrayBuffer; left to the GC, 16 concurrent 1 MiB drains piled up tens of MB of
+ * them between collections, and glibc kept most of that heap after they were freed (hostile-webhooks:
+ * RSS at rest +10-13 % after one flood). Only a chunk that is the whole of its ArrayBuffer is
+ * detached, so no memory another reader still sees is touched.
+ */
+function release(chunk: Buffer): void {
+  const buffer = chunk.buffer;
+  if (chunk.byteOffset === 0 && buffer.byteLength === chunk.length && buffer instanceof ArrayBuffer) {
+    // ES2024, in Node since 21; the project's TypeScript lib predates it.
+    (buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
+  }
+}
+
 /** A Fastify content-type parser (the stream form, so Fastify's own limit does not apply). */
 export function boundedBodyParser(limit: number, drainLimit = drainLimitFor(limit)) {
   return (
@@ -49,7 +64,11 @@ export function boundedBodyParser(limit: number, drainLimit = drainLimitFor(limi
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       if (keep && received <= limit) chunks.push(chunk);
-      else if (chunks.length > 0) chunks.length = 0; // keep nothing of a body that will be refused
+      else {
+        for (const kept of chunks) release(kept);
+        chunks.length = 0; // keep nothing of a body that will be refused
+        release(chunk);
+      }
       if (received > drainLimit) finish(new BodyTooLargeError(limit, true));
     };
     const onEnd = () =>

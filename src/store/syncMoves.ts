@@ -55,6 +55,8 @@ export async function endSync(
     await moveSyncStatus(db, { ...input, detail });
   }
   if (input.to === 'failed' || !moves) {
-    await recordSyncError(db, { callId, crm, code, message, nextAttemptAt: null, now });
+    // A move to failed already put the error in the history; this only keeps it as the last error.
+    const history = !moves;
+    await recordSyncError(db, { callId, crm, code, message, nextAttemptAt: null, now, history });
   }
 }

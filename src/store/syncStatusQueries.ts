@@ -3,6 +3,7 @@
  * per state over a period, write-backs per hour, search. Used by the console and by replays.
  */
 import type { CrmName } from '../crm/types.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { SyncState } from '../sync/states.js';
 import type { Db } from './database.js';
 import { countSyncStatusByState, toSyncStatus, type SyncStatusRecord } from './syncStatusRepo.js';
@@ -118,15 +119,22 @@ export async function searchCalls(
 ): Promise<SyncStatusRecord[]> {
   const q = query.trim();
   if (q === '') return [];
+  return recentCalls(db, crm, limit, [
+    { callId: { startsWith: q } },
+    { participantEmail: { contains: q.toLowerCase() } },
+    { participantCompany: { contains: q, mode: 'insensitive' } },
+  ]);
+}
+
+/** The most recently updated calls (any of `anyOf` when given), newest first: the Calls page before a search. */
+export async function recentCalls(
+  db: Db,
+  crm: CrmName,
+  limit = 50,
+  anyOf?: Prisma.SyncStatusWhereInput[],
+): Promise<SyncStatusRecord[]> {
   const rows = await db.syncStatus.findMany({
-    where: {
-      crm,
-      OR: [
-        { callId: { startsWith: q } },
-        { participantEmail: { contains: q.toLowerCase() } },
-        { participantCompany: { contains: q, mode: 'insensitive' } },
-      ],
-    },
+    where: { crm, ...(anyOf ? { OR: anyOf } : {}) },
     orderBy: { updatedAt: 'desc' },
     take: limit,
   });

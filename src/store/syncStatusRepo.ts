@@ -523,7 +523,8 @@ const MAX_ERROR_MESSAGE = 2000;
 
 /**
  * Records a failed try in the current state: attempts + 1, the error, and when to try again
- * (null = no automatic retry). The state is unchanged; the error is added to the history.
+ * (null = no automatic retry). The state is unchanged; the error is added to the history (unless
+ * `history` is false).
  */
 export async function recordSyncError(
   db: Db,
@@ -534,6 +535,8 @@ export async function recordSyncError(
     message: string;
     nextAttemptAt: Date | null;
     now: Date;
+    /** False when the caller's own history line already says it (a move to failed). */
+    history?: boolean;
   },
 ): Promise<SyncStatusRecord> {
   return inTransaction(db, async (tx) => {
@@ -548,14 +551,16 @@ export async function recordSyncError(
         updatedAt: input.now,
       },
     });
-    await addSyncEvent(tx, {
-      callId: input.callId,
-      crm: input.crm,
-      at: input.now,
-      from: state,
-      to: state,
-      detail: `${input.code}: ${input.message}`,
-    });
+    if (input.history !== false) {
+      await addSyncEvent(tx, {
+        callId: input.callId,
+        crm: input.crm,
+        at: input.now,
+        from: state,
+        to: state,
+        detail: `${input.code}: ${input.message}`,
+      });
+    }
     return toSyncStatus(row);
   });
 }

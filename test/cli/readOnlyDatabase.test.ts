@@ -109,7 +109,7 @@ describe.skipIf(!TEST_DATABASE_URL)('db copy and read-only commands with Postgre
     expect(await tablesOf(target.url!)).toEqual([]);
   });
 
-  it('rematch --dry-run and backfill --plan run no migration', async () => {
+  it('rematch --dry-run, backfill --plan and status on a database behind this version name the fix and run no migration', async () => {
     const before = await appliedMigrations(partial.url!);
     const env = {
       DATABASE_URL: partial.url,
@@ -121,10 +121,17 @@ describe.skipIf(!TEST_DATABASE_URL)('db copy and read-only commands with Postgre
       HUBSPOT_ACCESS_TOKEN: 'pat-na1-unused',
       HUBSPOT_BASE_URL: 'http://127.0.0.1:9',
     };
-    const rematch = await crmSync(['rematch', '--since', '2026-01-01', '--dry-run'], env);
-    expect(rematch.code, rematch.stderr).toBe(0);
-    const plan = await crmSync(['backfill', '--since', '2020-01-01', '--plan'], env);
-    expect(plan.code, plan.stderr).toBe(0);
+    // One migration behind: each says so in one sentence with the fix, exit 2, and migrates nothing.
+    for (const args of [
+      ['rematch', '--since', '2026-01-01', '--dry-run'],
+      ['backfill', '--since', '2020-01-01', '--plan'],
+      ['status'],
+    ]) {
+      const run = await crmSync(args, env);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(/does not have this version's migrations applied\. .*crm-sync migrate/);
+      expect(run.stderr).not.toMatch(/invocation|prisma/i);
+    }
     expect(await appliedMigrations(partial.url!)).toBe(before);
   });
 });

@@ -21,7 +21,10 @@ import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
 import { recordDealCalls } from '../../src/store/dealSignalRepo.js';
 import { claimFollowupGeneration, settleFollowupClaim } from '../../src/store/followupRepo.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
-import { recordSyncError, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { saveCursor } from '../../src/store/cursorRepo.js';
+import { endSync } from '../../src/store/syncMoves.js';
+import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { POLL_CURSOR } from '../../src/worker/poller.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { collectStatus } from '../../src/worker/status.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
@@ -124,13 +127,14 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
       ['call_bad2', 30],
     ] as const) {
       await call(id, `${id}@umbrella.example`, 'Umbrella Inc', minutesAgo);
-      await transitionSyncStatus(db, { callId: id, crm: 'salesforce', to: 'failed', now: at(minutesAgo) });
-      await recordSyncError(db, {
+      // As the worker fails a call (src/worker/jobOutcome.ts): the move and the last error.
+      await endSync(db, {
         callId: id,
         crm: 'salesforce',
+        from: 'discovered',
+        to: 'failed',
         code: 'CRM_REJECTED',
         message: 'Salesforce refused the Task: FIELD_CUSTOM_VALIDATION_EXCEPTION',
-        nextAttemptAt: null,
         now: at(minutesAgo),
       });
     }
@@ -236,6 +240,74 @@ describe.each(DATABASE_KINDS)('console (%s)', (kind) => {
     const exact = await app.inject({ method: 'GET', url: '/console/calls?q=call_ok', headers: auth });
     expect(exact.statusCode).toBe(303);
     expect(exact.headers.location).toBe('/console/calls/call_ok');
+  });
+
+  it('lists the most recently updated calls before any search, newest first, with their update time', async () => {
+    const res = await app.inject({ method: 'GET', url: '/console/calls', headers: auth });
+    expect(res.statusCode).toBe(200);
+    const recent = res.body.slice(res.body.indexOf('id="recent-calls"'));
+    expect(recent).toContain('Recently updated calls');
+    const order = ['call_bad2', 'call_bad1', 'call_ok', 'call_old'].map((id) => recent.indexOf(`>${id}<`));
+    expect(order.every((i) => i > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    // call_bad2 was last updated 30 minutes before NOW (15:30 UTC), the exact instant on hover.
+    expect(recent).toContain(
+      '<td data-updated="true"><time datetime="2026-01-07T15:00:00.000Z" title="2026-01-07T15:00:00.000Z">2026-01-07 15:00 UTC</time>',
+    );
+    expect(recent).toContain('Umbrella Inc');
+    const searched = await app.inject({ method: 'GET', url: '/console/calls?q=umbrella', headers: auth });
+    expect(searched.body).not.toContain('id="recent-calls"');
+  });
+
+  it('shows a failure once in the call timeline: the move to failed carries the error', async () => {
+    const res = await app.inject({ method: 'GET', url: '/console/calls/call_bad2', headers: auth });
+    const timeline = res.body.slice(res.body.indexOf('id="timeline"'));
+    expect(timeline.split('FIELD_CUSTOM_VALIDATION_EXCEPTION')).toHaveLength(2);
+    expect(timeline).toContain('discovered → failed');
+    expect(timeline).not.toContain('(try failed)');
+    // The call still shows it as its last error.
+    expect(res.body).toContain('data-error="CRM_REJECTED"');
+  });
+
+  it('writes deal-signal times like every other console time, the ISO instant on hover', async () => {
+    const db = current().db.prisma;
+    const writtenAt = new Date(NOW - 75 * 60_000);
+    await db.dealSignal.updateMany({
+      where: { crm: 'salesforce', dealId: '006000000000009AAA' },
+      data: { writtenCallId: 'call_ok', writtenAt },
+    });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/console/calls/call_ok', headers: auth });
+      expect(res.body).toContain('title="2026-01-07T14:15:00.000Z"');
+      expect(res.body).toMatch(
+        /Deal signals: written to deal 006000000000009AAA[^<]* at 2026-01-07 14:15 UTC/,
+      );
+      expect(res.body).not.toContain('at 2026-01-07T14:15');
+    } finally {
+      await db.dealSignal.updateMany({
+        where: { crm: 'salesforce', dealId: '006000000000009AAA' },
+        data: { writtenCallId: null, writtenAt: null },
+      });
+    }
+  });
+
+  it('shows the cursor as the calls it reached and when it polled, the token kept in a details box', async () => {
+    const db = current().db.prisma;
+    await saveCursor(db, {
+      name: POLL_CURSOR,
+      cursor: 'eyJvZmZzZXQiOjQyfQ-opaque',
+      lastCallCreatedAt: new Date(NOW - 30 * 60_000),
+      now: new Date(NOW - 2 * 60_000),
+    });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/console', headers: auth });
+      const summary = /data-cursor="summary">(.*?)<\/p>/s.exec(res.body)?.[1] ?? '';
+      expect(summary.replace(/<[^>]+>/g, '')).toMatch(/calls up to 2026-01-07 15:00 UTC, polled 2 min ago/);
+      expect(summary).not.toContain('opaque');
+      expect(res.body).toMatch(/<details>[\s\S]*data-cursor="position"[^>]*>eyJvZmZzZXQiOjQyfQ-opaque</);
+    } finally {
+      await db.syncCursor.delete({ where: { name: POLL_CURSOR } });
+    }
   });
 
   it('shows a call with its records, links, why each was matched, warnings and timeline', async () => {

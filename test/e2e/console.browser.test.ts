@@ -139,7 +139,59 @@ describe.runIf(hasChromium)('operator console in a browser', () => {
       for (const [priority, n] of Object.entries(status.jobs.queuedByPriority)) {
         expect(await page.textContent(`[data-queue="${priority}"]`)).toBe(String(n));
       }
+      // The cursor in words (the Service's token stays in a details box). The calls came by
+      // webhook, so the poll may not have listed one yet.
+      expect(await page.textContent('[data-cursor="summary"]')).toMatch(
+        /^(calls up to \d{4}-\d\d-\d\d \d\d:\d\d UTC|no new call listed by polling yet), polled \d+ (s|min) ago$/,
+      );
       await page.screenshot({ path: path.join(SCREENSHOTS, 'console-overview.png'), fullPage: true });
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'shows the failure with its message and a replay button for one call, and no page asks for a missing file',
+    async () => {
+      const missing: string[] = [];
+      const onResponse = (res: { status(): number; url(): string }) => {
+        if (res.status() === 404) missing.push(res.url());
+      };
+      page.on('response', onResponse);
+      try {
+        await page.goto(`${worker.url}/console/failures`);
+        const card = await page.textContent('section.failure');
+        expect(card).toContain('Latest message:');
+        expect(await page.textContent('section.failure button[type=submit]')).toBe('Replay this call');
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'console-failures.png'), fullPage: true });
+        await page.goto(`${worker.url}/console`);
+      } finally {
+        page.off('response', onResponse);
+      }
+      // Browsers ask for /favicon.ico on every page.
+      expect(missing).toEqual([]);
+      expect((await fetch(`${worker.url}/favicon.ico`)).status).toBe(200);
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'lists recent calls on the Calls page before any search, newest first',
+    async () => {
+      await page.goto(`${worker.url}/console/calls`);
+      const rows = await page.$$eval('#recent-calls table.list tbody tr', (trs) =>
+        trs.map((tr) => tr.textContent!),
+      );
+      // The failed call was updated last; the call written back before it.
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toContain(failedCall);
+      expect(rows[0]).toContain(DANA.company);
+      expect(rows[0]).toContain('CRM_REJECTED');
+      expect(rows[1]).toContain(JANE.email);
+      expect(rows[1]).toContain('written_back');
+      expect(await page.getAttribute('#recent-calls td[data-updated] time', 'title')).toMatch(
+        /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+      );
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-calls.png'), fullPage: true });
     },
     STEP_TIMEOUT_MS,
   );
@@ -153,6 +205,12 @@ describe.runIf(hasChromium)('operator console in a browser', () => {
       await group.locator(`a:has-text("${failedCall}")`).click();
       expect(await page.textContent('#call-state')).toBe('failed');
       expect(await page.textContent('.error')).toContain('CRM_REJECTED');
+      // The failure is one line of the timeline (the move to failed), not that and a failed try.
+      const failedLines = await page.$$eval('#timeline tbody tr', (rows) =>
+        rows.filter((r) => r.textContent!.includes('CRM_REJECTED')).map((r) => r.textContent!),
+      );
+      expect(failedLines).toHaveLength(1);
+      expect(failedLines[0]).toContain('→ failed');
 
       await page.click('button:has-text("Replay this call")');
       expect(await page.textContent('.notice')).toContain('Queued 1 call');

@@ -6,6 +6,7 @@ import { fixHint } from '../hints.js';
 import { historyChange } from '../historyChange.js';
 import { ActionForm } from './layout.js';
 import { RegenerateBox } from './replayConfirm.js';
+import { When } from './when.js';
 
 const KIND_LABEL: Record<LandedRecord['kind'], string> = {
   contact: 'Contact',
@@ -24,7 +25,7 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
             {s.state}
           </span>{' '}
           {s.participantEmail ?? 'no participant email'}
-          {s.participantCompany ? ` · ${s.participantCompany}` : ''} · call at {utc(s.callCreatedAt)}
+          {s.participantCompany ? ` · ${s.participantCompany}` : ''} · call at <When at={s.callCreatedAt} />
           {s.overallScore !== null ? ` · score ${s.overallScore}` : ''}
         </p>
         {s.lastErrorCode && (
@@ -33,7 +34,11 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
               <strong class="mono">{s.lastErrorCode}</strong>: {s.lastErrorMessage}
             </p>
             <p class="hint">{fixHint(s.lastErrorCode)}</p>
-            {s.nextAttemptAt && <p class="muted">Next automatic try {utc(s.nextAttemptAt)}.</p>}
+            {s.nextAttemptAt && (
+              <p class="muted">
+                Next automatic try <When at={s.nextAttemptAt} />.
+              </p>
+            )}
           </div>
         )}
         <ActionForm action="/console/replay" csrf={csrf}>
@@ -58,7 +63,7 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
         <h2>Context pushed during the call</h2>
         {s.contextPushedAt ? (
           <p>
-            Pushed {utc(s.contextPushedAt)}
+            Pushed <When at={s.contextPushedAt} />
             {d.contextEvent?.detail ? ` (${d.contextEvent.detail})` : ''}, carrying the {crmName} records
             below.
           </p>
@@ -106,7 +111,9 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
             Follow-ups written: <span class="mono">{s.crmFollowupIds.join(', ')}</span>
           </p>
         )}
-        <p id="deal-signals">Deal signals: {describeCallDealSignals(d.dealSignals)}</p>
+        <p id="deal-signals" title={d.dealSignals?.writtenAt?.toISOString()}>
+          Deal signals: {describeCallDealSignals(d.dealSignals, utc)}
+        </p>
       </section>
 
       <section class="card wide">
@@ -122,7 +129,9 @@ export function CallBody({ d, csrf, crmName }: { d: CallDetail; csrf: string; cr
           <tbody>
             {d.history.map((e) => (
               <tr>
-                <td class="nowrap">{utc(e.at)}</td>
+                <td class="nowrap">
+                  <When at={e.at} />
+                </td>
                 <td class="nowrap">{historyChange(e)}</td>
                 <td>{e.detail ?? ''}</td>
               </tr>

@@ -1,7 +1,16 @@
 import type { SyncStatusRecord } from '../../store/syncStatusRepo.js';
-import { utc } from '../format.js';
+import { When } from './when.js';
 
-export function CallSearchBody({ query, results }: { query: string; results: SyncStatusRecord[] | null }) {
+/** The search form, then its results, or the most recently updated calls before any search. */
+export function CallSearchBody({
+  query,
+  results,
+  recent,
+}: {
+  query: string;
+  results: SyncStatusRecord[] | null;
+  recent: SyncStatusRecord[];
+}) {
   return (
     <>
       <form method="get" action="/console/calls" class="row search">
@@ -17,6 +26,19 @@ export function CallSearchBody({ query, results }: { query: string; results: Syn
       </form>
       {results !== null &&
         (results.length === 0 ? <p>No call matches “{query}”.</p> : <CallTable calls={results} />)}
+      {results === null && (
+        <section id="recent-calls">
+          <h2>Recently updated calls</h2>
+          {recent.length === 0 ? (
+            <p class="muted">No calls yet: the worker has not discovered any.</p>
+          ) : (
+            <>
+              <p class="muted">The {recent.length} most recently updated; search to find older ones.</p>
+              <CallTable calls={recent} />
+            </>
+          )}
+        </section>
+      )}
     </>
   );
 }
@@ -31,6 +53,7 @@ export function CallTable({ calls }: { calls: SyncStatusRecord[] }) {
           <th>Participant</th>
           <th>Company</th>
           <th>Call time</th>
+          <th>Updated</th>
           <th>Last error</th>
         </tr>
       </thead>
@@ -47,7 +70,12 @@ export function CallTable({ calls }: { calls: SyncStatusRecord[] }) {
             </td>
             <td>{c.participantEmail ?? '–'}</td>
             <td>{c.participantCompany ?? '–'}</td>
-            <td>{utc(c.callCreatedAt)}</td>
+            <td>
+              <When at={c.callCreatedAt} />
+            </td>
+            <td data-updated>
+              <When at={c.updatedAt} />
+            </td>
             <td class="mono">{c.lastErrorCode ?? ''}</td>
           </tr>
         ))}

@@ -1,8 +1,9 @@
 import type { FailureGroup } from '../../store/syncStatusQueries.js';
-import { count, utc } from '../format.js';
+import { count } from '../format.js';
 import { fixHint } from '../hints.js';
 import { ActionForm } from './layout.js';
 import { RegenerateBox } from './replayConfirm.js';
+import { When } from './when.js';
 
 export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: string }) {
   const total = groups.reduce((a, g) => a + g.count, 0);
@@ -28,7 +29,7 @@ export function FailuresBody({ groups, csrf }: { groups: FailureGroup[]; csrf: s
           )}
           <p class="hint">{fixHint(g.code)}</p>
           <p class="muted">
-            Last failed {utc(g.lastFailedAt)}. Recent:{' '}
+            Last failed <When at={g.lastFailedAt} />. Recent:{' '}
             {g.sampleCallIds.map((id, i) => (
               <>
                 {i > 0 && ', '}

@@ -1,5 +1,5 @@
 import type { Preview } from '../../mapping/preview.js';
-import { utc } from '../format.js';
+import { When } from './when.js';
 import type { MappingFileInfo } from '../mappingsInfo.js';
 
 export function MappingsBody(props: {
@@ -30,7 +30,7 @@ export function MappingsBody(props: {
                   {f.active ? ' (in use)' : ''}
                 </td>
                 <td class="mono">{f.path}</td>
-                <td>{f.exists ? utc(f.modifiedAt) : '–'}</td>
+                <td>{f.exists ? <When at={f.modifiedAt} /> : '–'}</td>
                 <td>
                   {!f.exists ? (
                     <span class="muted">no file</span>

@@ -1,6 +1,7 @@
 import { SYNC_STATES } from '../../sync/states.js';
 import { count, duration, ago, utc } from '../format.js';
 import type { Overview } from '../overview.js';
+import { When } from './when.js';
 import type { CapProjection } from '../../budget/forecast.js';
 
 const STATE_LABEL: Record<string, string> = {
@@ -112,18 +113,27 @@ export function OverviewBody({ o }: { o: Overview }) {
 
       <section class="card">
         <h2>Cursor</h2>
+        <p data-cursor="summary">
+          {s.cursor.lastCallCreatedAt ? (
+            <>
+              calls up to <When at={s.cursor.lastCallCreatedAt} />
+            </>
+          ) : (
+            // Webhooks may have brought every call so far; the poll has listed none newer.
+            'no new call listed by polling yet'
+          )}
+          , polled {s.cursor.updatedAt ? ago(s.cursor.updatedAt, o.now) : 'never'}
+        </p>
         <dl>
-          <dt>Last call reached</dt>
-          <dd>{utc(s.cursor.lastCallCreatedAt)}</dd>
           <dt>Lag</dt>
           <dd data-cursor="lag">{duration(o.cursorLagSeconds)}</dd>
-          <dt>Last moved</dt>
-          <dd>{s.cursor.ageSeconds === null ? 'never' : `${duration(s.cursor.ageSeconds)} ago`}</dd>
-          <dt>Position</dt>
-          <dd class="mono clip" title={s.cursor.position ?? undefined}>
-            {s.cursor.position ?? 'start'}
-          </dd>
         </dl>
+        <details>
+          <summary class="muted">The Service's list cursor</summary>
+          <p class="mono clip" data-cursor="position" title={s.cursor.position ?? undefined}>
+            {s.cursor.position ?? 'none yet: the next poll starts from the beginning'}
+          </p>
+        </details>
       </section>
 
       <section class="card">
