@@ -6,7 +6,8 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { fenceHolds, fenceValues, heldSql, LeaseLostError, type Fence } from './fence.js';
-import { CALL_ID_ORDER, mergeWarnings } from './syncStatusRepo.js';
+import { after, CALL_ID_ORDER } from './lockOrder.js';
+import { mergeWarnings } from './syncStatusRepo.js';
 import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
 import { runAsLive } from './livePriority.js';
 import { PREPARED, unnestRows, type Columns } from './unnest.js';
@@ -46,15 +47,14 @@ export async function saveFollowupDrafts(
   return rows.length;
 }
 
-/** `drafts` of one call as a source for draftsInsertFrom. */
-function draftRowsOf(callId: string, drafts: DraftInput[], now: Date): Prisma.Sql {
-  return draftsSource(
-    unnestRows(
-      DRAFT_COLUMNS,
-      drafts.map((draft) => draftValues({ callId, draft, now })),
-      'd',
-    ),
+/** `drafts` of one call as a source for draftsInsertFrom; with `then`, read only after it (lockOrder.ts). */
+function draftRowsOf(callId: string, drafts: DraftInput[], now: Date, then = Prisma.empty): Prisma.Sql {
+  const rows = unnestRows(
+    DRAFT_COLUMNS,
+    drafts.map((draft) => draftValues({ callId, draft, now })),
+    'd',
   );
+  return draftsSource(then === Prisma.empty ? rows : Prisma.sql`${rows} CROSS JOIN ${then}`);
 }
 
 /** The columns of the drafts draftsSource passes on (its rows from draftValues; `to` as JSON). */
@@ -232,20 +232,23 @@ async function claimAll(db: Db, claims: Claim[]): Promise<ClaimOutcome[]> {
     if (!first.has(claimKey(c))) first.set(claimKey(c), i);
   });
   const distinct = [...first.values()].map((i) => claims[i]!);
-  // Locked first, in CALL_ID_ORDER: an UPDATE ... FROM takes its rows in whatever order its join runs.
+  // Locked first, in CALL_ID_ORDER: an UPDATE ... FROM takes its rows in whatever order its join
+  // runs. The fences' jobs after them, by id (lockOrder.ts).
   const rows = await db.$queryRaw<
     { call_id: string; crm: string; holds: boolean; claimed: boolean }[]
   >`${PREPARED}
-    WITH c AS (
-      SELECT c.*, (c.job IS NULL OR ${heldSql(Prisma.sql`c.job`, Prisma.sql`c.epoch`)}) AS holds
-      FROM ${unnestRows(
+    WITH input AS (
+      SELECT * FROM ${unnestRows(
         CLAIM_COLUMNS,
         distinct.map((c) => [c.callId, c.crm, c.now, ...fenceValues(c.fence)]),
         'c',
       )}
     ), locked AS (
-      SELECT s.call_id, s.crm FROM sync_status s JOIN c ON s.call_id = c.call_id AND s.crm = c.crm
+      SELECT s.call_id, s.crm FROM sync_status s JOIN input c ON s.call_id = c.call_id AND s.crm = c.crm
       ORDER BY s.${CALL_ID_ORDER}, s.crm FOR UPDATE OF s
+    ), c AS (
+      SELECT c.*, (c.job IS NULL OR ${heldSql(Prisma.sql`c.job`, Prisma.sql`c.epoch`)}) AS holds
+      FROM (SELECT * FROM input ORDER BY job) AS c CROSS JOIN ${after('locked')}
     ), claimed AS (
       UPDATE sync_status s
       SET followups_requested_at = c.claimed_at, followups_settled_at = NULL, updated_at = c.claimed_at,
@@ -282,9 +285,11 @@ export async function saveFollowupAnswer(
   const { callId, crm, now } = input;
   // The drafts are the Service's whoever asked, so they are stored even by a run that lost its
   // lease (the sweep writes them: housekeeping.ts); only the claim's settling is the run's.
+  // In the lock order (lockOrder.ts): the call's row, its drafts, then the fence's job.
   const [row] = await db.$queryRaw<{ holds: boolean }[]>`
-    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
-    drafts AS (${draftsInsertFrom(draftRowsOf(callId, input.drafts, now))}),
+    WITH locked AS (${lockCall(callId, crm)}),
+    drafts AS (${draftsInsertFrom(draftRowsOf(callId, input.drafts, now, after('locked')))}),
+    f AS (SELECT ${fenceHolds(input.fence)} AS holds FROM ${after('drafts')}),
     settled AS (
       UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
       FROM f WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL AND f.holds
@@ -292,6 +297,10 @@ export async function saveFollowupAnswer(
     SELECT holds FROM f`;
   if (!row?.holds) throw new LeaseLostError(input.fence, `settling call ${callId}'s follow-up claim`);
 }
+
+/** Locks the call's sync_status row: first, in the lock order (lockOrder.ts). */
+const lockCall = (callId: string, crm: CrmName) =>
+  Prisma.sql`SELECT 1 FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE`;
 
 /**
  * Records that the claimed request was lost to an ambiguous failure: settles the claim with
@@ -309,7 +318,8 @@ export async function settleFollowupClaim(
   });
   if (!row) return;
   const [f] = await db.$queryRaw<{ holds: boolean }[]>`
-    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
+    WITH locked AS (${lockCall(callId, crm)}),
+    f AS (SELECT ${fenceHolds(input.fence)} AS holds FROM ${after('locked')}),
     settled AS (
       UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
                              warnings = ${mergeWarnings(row.warnings, [warning])}::text[]
@@ -345,7 +355,8 @@ export async function settleAbandonedFollowupClaim(
   if (!row || !claimedAt || row.followupsSettledAt || row.crmFollowupIds.length > 0) return false;
   if ((await db.callFollowup.count({ where: { callId } })) > 0) return false;
   const [f] = await db.$queryRaw<{ holds: boolean; settled: number }[]>`
-    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
+    WITH locked AS (${lockCall(callId, crm)}),
+    f AS (SELECT ${fenceHolds(input.fence)} AS holds FROM ${after('locked')}),
     settled AS (
       UPDATE sync_status s SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz,
                                warnings = ${mergeWarnings(row.warnings, [input.warning(claimedAt)])}::text[]

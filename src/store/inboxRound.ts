@@ -10,6 +10,7 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { SyncState } from '../sync/states.js';
 import type { Db } from './database.js';
+import { after, JOB_KEY_ORDER } from './lockOrder.js';
 import {
   DRAFT_COLUMNS,
   draftsInsertFrom,
@@ -120,15 +121,17 @@ export async function storeRound(
     up AS (${discoveredUpsertFrom(sql`(SELECT * FROM calls WHERE n IN (SELECT n FROM fresh)) AS input`)}),
     up_events AS (${discoveredEventsFrom(sql`up`)}),
     drafts_in AS (SELECT * FROM ${draftRows}),
-    drafts AS (${draftsInsertFrom(draftsSource(sql`drafts_in d WHERE n IN (SELECT n FROM fresh)`))}),
+    -- The lock order (lockOrder.ts): the calls' rows (up, in CALL_ID_ORDER), their drafts, then jobs (by key).
+    drafts AS (${draftsInsertFrom(draftsSource(sql`drafts_in d CROSS JOIN ${after('up')} WHERE n IN (SELECT n FROM fresh)`))}),
     jobs_in AS (SELECT * FROM ${jobRows}),
     jobs AS (${jobsInsertFrom(sql`(
-      SELECT j.* FROM jobs_in j JOIN calls c USING (n) JOIN up ON up.call_id = c.call_id
+      SELECT j.* FROM jobs_in j JOIN calls c USING (n) JOIN up ON up.call_id = c.call_id CROSS JOIN ${after('drafts')}
       WHERE j.n IN (SELECT n FROM fresh)
         AND (j.while_in IS NULL OR up.state = ANY (string_to_array(j.while_in, ',')))
         -- A job whose draft must be new: its draft's row is among those inserted now.
         AND (NOT j.only_for_new_draft
              OR EXISTS (SELECT 1 FROM drafts_in x JOIN drafts USING (call_id, draft_id) WHERE x.n = j.n))
+      ORDER BY j.${JOB_KEY_ORDER}
     ) AS input`)})
     SELECT n, NULL::bigint AS job_id, NULL::boolean AS created FROM fresh
     UNION ALL SELECT j.n, jobs.id, jobs.created FROM jobs JOIN jobs_in j USING (key)`;

@@ -3,6 +3,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { DB_NOW, msInterval, type DbClock } from './dbClock.js';
 import { jobRetryDelayMs } from './jobBackoff.js';
+import { JOB_KEY_ORDER } from './lockOrder.js';
 import { columnNames, unnestRows, type Columns } from './unnest.js';
 
 /**
@@ -120,8 +121,9 @@ export async function enqueueJobs(
   if (inputs.length === 0) return [];
   const keys = inputs.flatMap((i) => (i.key ? [i.key] : []));
   if (new Set(keys).size !== keys.length) throw new Error('enqueueJobs: job keys must be distinct');
+  // Queued rows of the keys are locked (ON CONFLICT) in JOB_KEY_ORDER, the lock order's (lockOrder.ts).
   const rows = await db.$queryRaw<{ id: bigint; key: string | null; created: boolean }[]>`
-    ${jobsInsertFrom(unnestRows(JOB_COLUMNS, inputs.map(jobValues), 'input'))}`;
+    ${jobsInsertFrom(unnestRows(JOB_COLUMNS, [...inputs].sort(keyOrder).map(jobValues), 'input'))}`;
   // Keyed jobs are matched by key; unkeyed ones are always new, and come back in insert order.
   const byKey = new Map(rows.filter((r) => r.key !== null).map((r) => [r.key, r]));
   const unkeyed = rows.filter((r) => r.key === null);
@@ -130,6 +132,12 @@ export async function enqueueJobs(
     if (row) return { id: Number(row.id), created: row.created };
     throw new Error(`job key ${input.key ?? null}: could not enqueue (the key kept changing hands)`);
   });
+}
+
+/** Keyed jobs by key, byte-wise as JOB_KEY_ORDER (ASCII keys); unkeyed ones after them, in their order. */
+function keyOrder(a: EnqueueInput, b: EnqueueInput): number {
+  if (!a.key || !b.key) return (a.key ? 0 : 1) - (b.key ? 0 : 1);
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 /** The columns of a source of new jobs (jobsInsertFrom), one row each from jobValues. */
@@ -242,24 +250,34 @@ export async function requeueExpiredJobs(
   dbClock: DbClock = DB_NOW,
 ): Promise<{ requeued: number; failed: number; failedJobs: Pick<JobRecord, 'id' | 'kind' | 'payload'>[] }> {
   // An expired job whose key has a job queued behind it is superseded by that one (see backToQueue).
+  // Rows locked in the lock order (lockOrder.ts): the running ones by id, then the queued by key.
   await db.$executeRaw`
     WITH t AS (SELECT ${dbClock()} AS now),
+    expired AS (
+      SELECT r.id FROM job r, t
+      WHERE r.state = 'running' AND r.locked_until < t.now AND r.key IS NOT NULL
+        AND EXISTS (SELECT 1 FROM job q WHERE q.key = r.key AND q.state = 'queued')
+      ORDER BY r.id FOR UPDATE OF r),
     superseded AS (
       UPDATE job r SET state = 'done', locked_by = NULL, locked_until = NULL, updated_at = ${now},
                        last_error = 'lease expired: superseded by a job queued while it ran'
-      FROM t
-      WHERE r.state = 'running' AND r.locked_until < t.now AND r.key IS NOT NULL
-        AND EXISTS (SELECT 1 FROM job q WHERE q.key = r.key AND q.state = 'queued')
-      RETURNING r.key, r.priority)
-    UPDATE job q SET run_at = LEAST(q.run_at, ${now}), priority = GREATEST(q.priority, s.priority)
-    FROM superseded s WHERE q.key = s.key AND q.state = 'queued'`;
+      FROM expired e WHERE r.id = e.id
+      RETURNING r.key, r.priority),
+    behind AS (
+      SELECT q.id, s.priority FROM job q JOIN superseded s ON q.key = s.key
+      WHERE q.state = 'queued' ORDER BY q.${JOB_KEY_ORDER} FOR UPDATE OF q)
+    UPDATE job q SET run_at = LEAST(q.run_at, ${now}), priority = GREATEST(q.priority, b.priority)
+    FROM behind b WHERE q.id = b.id`;
   const rows = await db.$queryRaw<{ id: bigint; state: string; kind: string; payload: unknown }[]>`
-    WITH t AS (SELECT ${dbClock()} AS now)
+    WITH t AS (SELECT ${dbClock()} AS now),
+    expired AS (
+      SELECT job.id FROM job, t WHERE job.state = 'running' AND job.locked_until < t.now
+      ORDER BY job.id FOR UPDATE OF job)
     UPDATE job SET
       state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
       last_error = 'lease expired: worker ' || COALESCE(locked_by, '?') || ' stopped or stalled',
       locked_by = NULL, locked_until = NULL, run_at = ${now}, updated_at = ${now}
-    FROM t WHERE job.state = 'running' AND job.locked_until < t.now
+    FROM expired WHERE job.id = expired.id
     RETURNING job.id, job.state, job.kind, job.payload`;
   const failedJobs = rows
     .filter((r) => r.state === 'failed')
@@ -285,10 +303,9 @@ export async function heartbeatJobs(
   if (input.ids.length === 0) return [];
   const dbNow = input.dbClock ?? DB_NOW;
   const rows = await db.$queryRaw<{ id: bigint }[]>`
+    WITH held AS (${lockHeld(input.ids, input.epochs, input.workerId)})
     UPDATE job SET locked_until = ${dbNow()} + ${msInterval(input.leaseMs)}, updated_at = ${input.now}
-    FROM ${heldBy(input.ids, input.epochs)}
-    WHERE job.id = h.id AND (h.epoch IS NULL OR job.epoch = h.epoch)
-      AND job.state = 'running' AND job.locked_by = ${input.workerId}
+    FROM held WHERE job.id = held.id
     RETURNING job.id`;
   return rows.map((r) => Number(r.id));
 }
@@ -305,11 +322,21 @@ export async function completeJob(
   );
 }
 
-/** Job ids with the epochs their holder claimed them under (null: any), as relation `h`. */
-function heldBy(ids: readonly number[], epochs: readonly number[] | undefined): Prisma.Sql {
+/**
+ * Locks, by id (the lock order's: lockOrder.ts), the jobs of `ids` that `workerId` still runs
+ * under the epochs in `epochs` (same order; none or null: any); their ids.
+ */
+function lockHeld(
+  ids: readonly number[],
+  epochs: readonly number[] | undefined,
+  workerId: string,
+): Prisma.Sql {
   const id = ids.map((i) => String(i));
   const epoch = ids.map((_, i) => (epochs?.[i] === undefined ? null : String(epochs[i])));
-  return Prisma.sql`unnest(${id}::bigint[], ${epoch}::bigint[]) AS h (id, epoch)`;
+  return Prisma.sql`
+    SELECT job.id FROM job JOIN unnest(${id}::bigint[], ${epoch}::bigint[]) AS h (id, epoch) ON job.id = h.id
+    WHERE (h.epoch IS NULL OR job.epoch = h.epoch) AND job.state = 'running' AND job.locked_by = ${workerId}
+    ORDER BY job.id FOR UPDATE OF job`;
 }
 
 /**
@@ -324,12 +351,11 @@ export async function completeJobs(
 ): Promise<number[]> {
   if (input.ids.length === 0) return [];
   const rows = await db.$queryRaw<{ id: bigint }[]>`
-    WITH done AS (
+    WITH held AS (${lockHeld(input.ids, input.epochs, input.workerId)}),
+    done AS (
       UPDATE job SET state = 'done', locked_by = NULL, locked_until = NULL, last_error = NULL,
                      updated_at = ${input.now}
-      FROM ${heldBy(input.ids, input.epochs)}
-      WHERE job.id = h.id AND (h.epoch IS NULL OR job.epoch = h.epoch)
-        AND job.state = 'running' AND job.locked_by = ${input.workerId}
+      FROM held WHERE job.id = held.id
       RETURNING job.id, job.key),
     behind AS (
       UPDATE job q SET run_at = ${input.now}, updated_at = ${input.now}

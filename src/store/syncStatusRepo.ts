@@ -4,6 +4,7 @@ import { Prisma, type SyncStatus as SyncStatusRow } from '../generated/prisma/cl
 import { assertTransition, canTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';
 import { fenceHolds, fenceValues, heldSql, LeaseLostError, type Fence } from './fence.js';
 import { inTransaction, type Db } from './database.js';
+import { after, CALL_ID_ORDER } from './lockOrder.js';
 import { refusedData } from './refusedData.js';
 import { addSyncEvent, clipDetail } from './syncEventRepo.js';
 import { columnNames, unnestRows, type Columns } from './unnest.js';
@@ -64,14 +65,6 @@ export interface TransitionFields {
   matchDecision?: MatchDecision | null;
   warnings?: string[];
 }
-
-/**
- * The one order in which statements lock several calls' rows (sync_status, and each call's job
- * rows after its own): by call id, byte-wise whatever the database's collation, as JavaScript's
- * `<` compares ASCII ids. Taken in one order, overlapping batches of the inbox, the poller and the
- * write-back wait for each other but cannot deadlock (40P01).
- */
-export const CALL_ID_ORDER = Prisma.sql`call_id COLLATE "C"`;
 
 /** Most warnings kept per call. */
 export const MAX_WARNINGS = 20;
@@ -389,10 +382,10 @@ export async function transitionSyncStatus(
   );
   const set = transitionSet(input.set);
   const rows = await db.$queryRaw<(Partial<SyncStatusRaw> & { from_state: string | null; holds: boolean })[]>`
-    WITH f AS (SELECT ${fenceHolds(input.fence)} AS holds),
-    cur AS (
+    WITH cur AS (
       SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE
-    ), moved AS (
+    ), f AS (SELECT ${fenceHolds(input.fence)} AS holds FROM ${after('cur')}),
+    moved AS (
       UPDATE sync_status s SET ${transitionAssignments(to, now, set)}
       FROM cur, f
       WHERE s.call_id = ${callId} AND s.crm = ${crm} AND f.holds
@@ -443,14 +436,16 @@ export async function transitionSyncStatuses(
       return v === null ? null : String(v);
     }),
   );
-  // Rows locked in CALL_ID_ORDER, so two batches sharing a call cannot deadlock.
+  // The lock order (lockOrder.ts): the rows in CALL_ID_ORDER, then their fences' jobs by id.
   const rows = await db.$queryRaw<{ call_id: string; from_state: string; moved: boolean; holds: boolean }[]>`
-    WITH f AS (
-      SELECT c.call_id, (c.job IS NULL OR ${heldSql(Prisma.sql`c.job`, Prisma.sql`c.epoch`)}) AS holds
-      FROM unnest(${[...callIds]}::text[], ${jobs}::bigint[], ${epochs}::bigint[]) AS c (call_id, job, epoch)
-    ), cur AS (
+    WITH cur AS (
       SELECT call_id, state FROM sync_status WHERE crm = ${crm} AND call_id IN (${Prisma.join([...callIds])})
       ORDER BY ${CALL_ID_ORDER} FOR UPDATE
+    ), f AS (
+      SELECT c.call_id, (c.job IS NULL OR ${heldSql(Prisma.sql`c.job`, Prisma.sql`c.epoch`)}) AS holds
+      FROM (SELECT * FROM unnest(${[...callIds]}::text[], ${jobs}::bigint[], ${epochs}::bigint[])
+              AS c (call_id, job, epoch) ORDER BY job) AS c
+        CROSS JOIN ${after('cur')}
     ), moved AS (
       UPDATE sync_status s SET ${transitionAssignments(to, now, Prisma.empty)}
       FROM cur JOIN f ON f.call_id = cur.call_id

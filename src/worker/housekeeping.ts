@@ -25,7 +25,7 @@ import { pruneDoneJobs } from '../store/jobAdmin.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { pruneWebhookInbox } from '../store/webhookInboxRepo.js';
 import { endSync } from '../store/syncMoves.js';
-import { CALL_ID_ORDER } from '../store/syncStatusRepo.js';
+import { CALL_ID_ORDER } from '../store/lockOrder.js';
 import { ACTIVE_SYNC_STATES, type SyncState } from '../sync/states.js';
 import type { Clock } from '../util/clock.js';
 
