@@ -10,7 +10,8 @@ import type { CrmLookup, WrittenCall } from '../crm/types.js';
 import { linksOf, writtenQueryFor, type Mapping } from '../mapping/index.js';
 import type { Call } from '../service/types.js';
 import { claimFollowupGeneration, followupsWrittenUpdate } from '../store/followupRepo.js';
-import { transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
+import { mergeWarnings, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
+import { FOLLOWUP_UNCERTAIN } from './followups.js';
 import type { PipelineDeps } from './deps.js';
 import { moveTo } from './writeback.js';
 import { sideEffect, stillGoing, type JobRun } from './jobRun.js';
@@ -187,6 +188,7 @@ async function adoptOne(
     writes > 0 ? `re-linked to the current match (${writes} link write(s))` : 'nothing written';
   const detail = `found in the CRM: activity ${written.activityId} and ${crmFollowupIds.length} follow-up(s); ${relinked}`;
   const links = lookup ? linksOf(lookup) : undefined;
+  const uncertain = await stampedWithoutDrafts(deps, record, written);
   await toWritingBack(deps, record, run);
   await transitionSyncStatus(db, {
     fence: run?.fence,
@@ -207,12 +209,36 @@ async function adoptOne(
             matchDecision: lookup.decision,
           }
         : {}),
+      ...(uncertain ? { warnings: mergeWarnings(record.warnings, [uncertain]) } : {}),
     },
     // Drafts stored here (a followup.generated delivery) that the CRM holds are not written again.
     alongside: followupsWrittenUpdate(record.callId, written.followups, now) ?? undefined,
   });
   deps.logger.info({ callId: record.callId, crm }, 'call already written to the CRM; local record caught up');
   return detail;
+}
+
+/**
+ * The warning for a call adopted on its generation stamp alone: the stamp is written before the
+ * Service is asked, so a run that stopped in between (crash, lost lease, database gone before its
+ * claim) leaves a stamp with no drafts anywhere and no answer recorded here. It is not asked again
+ * (defect 10's rule: the stamp may be all a restored database has), so the call says so.
+ */
+async function stampedWithoutDrafts(
+  deps: LedgerDeps,
+  record: SyncStatusRecord,
+  written: WrittenCall,
+): Promise<string | undefined> {
+  if (!deps.mapping.writeback.followups || written.followupsGeneratedAt === undefined) return undefined;
+  if (written.followups.length > 0) return undefined;
+  const { callId } = record;
+  const row = await deps.db.syncStatus.findUnique({
+    where: { callId_crm: { callId, crm: deps.crmName } },
+    select: { followupsSettledAt: true },
+  });
+  if (row?.followupsSettledAt) return undefined;
+  if ((await deps.db.callFollowup.count({ where: { callId } })) > 0) return undefined;
+  return `${FOLLOWUP_UNCERTAIN}: the CRM's activity says follow-ups were asked for at ${written.followupsGeneratedAt}, but no drafts of it are found in the CRM or here and no answer was recorded; not asked again, so drafts come only from followup.generated`;
 }
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));

@@ -106,6 +106,10 @@ describe.each<{ name: CrmName; start: () => Promise<Started> }>([
     expect((await writeBack(workerA({ service: none }), [id])).get(id)).toMatchObject({ kind: 'done' });
     await adoptedByB(id);
     expect(stack.generations(id)).toBe(0);
+    // B cannot tell "answered none" from "stopped between the stamp and the request": it says so.
+    expect((await getSyncStatus(b().db.prisma, id, name))?.warnings).toEqual([
+      expect.stringMatching(/^FOLLOWUP_UNCERTAIN: the CRM's activity says follow-ups were asked for at /),
+    ]);
   });
 
   it('asks nothing again when the first generation ended ambiguously (FOLLOWUP_UNCERTAIN)', async () => {
