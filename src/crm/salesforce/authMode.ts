@@ -1,10 +1,20 @@
-import type { SalesforceConfig } from '../../config/config.js';
-
 export type AuthMode = 'access_token' | 'refresh_token' | 'jwt_bearer' | 'client_credentials';
 
-type FlowSettings = Pick<
-  SalesforceConfig,
-  'accessToken' | 'instanceUrl' | 'clientId' | 'clientSecret' | 'refreshToken' | 'username' | 'jwtPrivateKey'
+/**
+ * The settings that choose the flow (a part of SalesforceConfig, stated here so that the config
+ * checks in src/config can use this module without an import cycle).
+ */
+type FlowSettings = Partial<
+  Record<
+    | 'accessToken'
+    | 'instanceUrl'
+    | 'clientId'
+    | 'clientSecret'
+    | 'refreshToken'
+    | 'username'
+    | 'jwtPrivateKey',
+    string | undefined
+  >
 >;
 
 /**
