@@ -41,7 +41,7 @@ beforeAll(async () => {
   }
   env = {
     CRM: 'hubspot',
-    HUBSPOT_ACCESS_TOKEN: 'pat-na1-00000000-0000-0000-0000-000000000000',
+    HUBSPOT_ACCESS_TOKEN: 'pat-test-not-a-token',
     SERVICE_API_KEY: 'sk_test_cli_replay',
     CONFIG_DIR,
     DATA_DIR: target.dataDir,
