@@ -254,8 +254,13 @@ export interface Person {
 }
 
 /** Creates a live call on the Service sandbox (emits call.started); returns its id. */
-export async function createCall(svc: ServiceSandbox, participant: Person): Promise<string> {
-  const call = await post<{ id: string }>(`${svc.url}/_admin/calls`, { participant });
+/** A new call in progress, or with `complete` one that no listing ever shows in progress. */
+export async function createCall(
+  svc: ServiceSandbox,
+  participant: Person,
+  options: { complete?: boolean } = {},
+): Promise<string> {
+  const call = await post<{ id: string }>(`${svc.url}/_admin/calls`, { participant, ...options });
   return call.id;
 }
 

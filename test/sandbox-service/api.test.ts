@@ -162,6 +162,20 @@ describe('call resources', () => {
     );
   });
 
+  it('admin creates a call already ended with complete: true, analysed at once without a delay', async () => {
+    const ended = (await admin(sandbox, '/calls', { complete: true })) as CallJson;
+    expect(ended.status).not.toBe('in_progress');
+    await expect(admin(sandbox, '/calls', { complete: 'yes' })).rejects.toThrow(/400/);
+    const instant = await startServiceSandbox({ limits: ROOMY_LIMITS, seedCalls: 0, analysisDelayMs: 0 });
+    try {
+      const call = (await admin(instant, '/calls', { complete: true })) as CallJson;
+      expect(call.status).toBe('analyzed');
+      expect((await api(instant, `/v1/calls/${call.id}/analysis`)).status).toBe(200);
+    } finally {
+      await instant.close();
+    }
+  });
+
   it('streams the recording as audio/mpeg in chunks', async () => {
     const call = firstCall('analyzed');
     const res = await api(sandbox, `/v1/calls/${call.id}/recording`);

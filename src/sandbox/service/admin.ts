@@ -59,7 +59,11 @@ export function createAdminHandler(deps: AdminDeps) {
       case 'POST calls': {
         const input = parseCreateCall(body.value);
         if (typeof input === 'string') return sendError(res, 400, 'invalid_body', input);
-        const result = deps.lifecycle.createCall(input);
+        const { complete, ...create } = input;
+        const created = deps.lifecycle.createCall(create);
+        // Completed in the same tick: no listing ever shows it in progress (tests that mean a
+        // finished call must not race the worker's poller between two admin requests).
+        const result = complete && created.ok ? deps.lifecycle.completeCall(created.value.id) : created;
         return result.ok
           ? sendJson(res, 201, callToJson(result.value))
           : sendError(res, result.status, result.code, result.message);
@@ -156,21 +160,25 @@ export function createAdminHandler(deps: AdminDeps) {
   };
 }
 
-function parseCreateCall(value: unknown): { id?: string; participant?: Participant } | string {
+function parseCreateCall(
+  value: unknown,
+): { id?: string; participant?: Participant; complete?: boolean } | string {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return 'body must be a JSON object';
-  const { id, participant } = value as Record<string, unknown>;
+  const { id, participant, complete } = value as Record<string, unknown>;
   if (id !== undefined && (typeof id !== 'string' || id === '' || id.includes('/')))
     return 'id must be a non-empty string without /';
-  if (participant === undefined) return id === undefined ? {} : { id };
+  if (complete !== undefined && typeof complete !== 'boolean') return 'complete must be true or false';
+  const base = { ...(id !== undefined && { id }), ...(complete === true && { complete }) };
+  if (participant === undefined) return base;
   const p = participant as Record<string, unknown>;
   if (typeof p !== 'object' || p === null || typeof p.name !== 'string' || typeof p.email !== 'string') {
     return 'participant needs name and email strings';
   }
   if (p.company !== undefined && typeof p.company !== 'string') return 'participant.company must be a string';
   return {
-    ...(id !== undefined && { id }),
+    ...base,
     participant: {
       name: p.name,
       email: p.email,
