@@ -18,7 +18,8 @@ import type { SlotLedger, SlotRequest } from '../src/budget/types.js';
 import { openDatabase, type Database } from '../src/store/database.js';
 import { embeddedDatabase, scratchPostgres, type BenchDatabase } from './worker/databases.js';
 import { createDbSlotLedger } from '../src/store/dbSlotLedger.js';
-import { claimJobs, completeJob, enqueueJob } from '../src/store/jobQueue.js';
+import { enqueueJob } from '../src/store/jobEnqueue.js';
+import { claimJobs, completeJob } from '../src/store/jobQueue.js';
 import { migrate } from '../src/store/migrations.js';
 import { formatTable } from '../src/util/table.js';
 

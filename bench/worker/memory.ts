@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { rawConfigSchema } from '../../src/config/schema.js';
 import { JOB_PRIORITY, writebackJobKey } from '../../src/pipelines/jobs.js';
 import { inTransaction, openDatabase } from '../../src/store/database.js';
-import { enqueueJob } from '../../src/store/jobQueue.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import { migrate } from '../../src/store/migrations.js';
 import type { BenchDatabase } from './databases.js';
 import { PLANS, REPO_ROOT, startSandboxes, workerEnv, type Env, type Sandboxes } from './harness.js';

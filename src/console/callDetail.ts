@@ -5,7 +5,7 @@
 import type { MatchChoice, MatchDecision } from '../crm/match/types.js';
 import { callDealSignals, type CallDealSignals } from '../store/dealSignalRepo.js';
 import { syncHistory, type SyncEventRecord } from '../store/syncEventRepo.js';
-import { toSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
+import { toSyncStatus, type SyncStatusRecord } from '../store/syncStatus/row.js';
 import type { ConsoleDeps } from './deps.js';
 import type { RecordKind } from './links.js';
 

@@ -7,7 +7,7 @@ import type { CrmName } from '../crm/types.js';
 import { ANALYSIS_GIVE_UP_MS } from '../pipelines/analysisWait.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from '../store/database.js';
-import { countSyncStatusByState } from '../store/syncStatusRepo.js';
+import { countSyncStatusByState } from '../store/syncStatus/queries.js';
 import { lastVerifiedWebhookAt } from '../store/syncStatusQueries.js';
 import { NO_MATCH_REASON } from '../sync/skipReasons.js';
 import { ACTIVE_SYNC_STATES } from '../sync/states.js';

@@ -1,5 +1,5 @@
 import type { Call } from '../service/types.js';
-import type { CallFacts } from '../store/syncStatusRepo.js';
+import type { CallFacts } from '../store/syncStatus/discovered.js';
 
 /** The call fields admins filter on in sync_status. */
 export function callFactsOf(call: Call): CallFacts {

@@ -4,12 +4,10 @@
  * webhook carried the call (the push itself), two when it did not.
  */
 import { buildContext } from '../mapping/index.js';
-import {
-  getSyncStatus,
-  mergeWarnings,
-  transitionSyncStatus,
-  upsertDiscovered,
-} from '../store/syncStatusRepo.js';
+import { upsertDiscovered } from '../store/syncStatus/discovered.js';
+import { getSyncStatus } from '../store/syncStatus/queries.js';
+import { mergeWarnings } from '../store/syncStatus/row.js';
+import { transitionSyncStatus } from '../store/syncStatus/transitions.js';
 import { callFactsOf, FINISHED_STATUSES } from './callFacts.js';
 import type { PipelineDeps } from './deps.js';
 import type { ContextJobPayload } from './jobs.js';

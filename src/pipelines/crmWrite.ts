@@ -7,13 +7,9 @@
 import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
 import { buildActivity, buildFollowups } from '../mapping/index.js';
 import { followupsWrittenUpdate, listFollowupDraftsOf, markFollowupsWritten } from '../store/followupRepo.js';
-import {
-  getSyncStatuses,
-  mergeWarnings,
-  transitionSyncStatus,
-  transitionSyncStatuses,
-  type SyncStatusRecord,
-} from '../store/syncStatusRepo.js';
+import { getSyncStatuses } from '../store/syncStatus/queries.js';
+import { mergeWarnings, type SyncStatusRecord } from '../store/syncStatus/row.js';
+import { transitionSyncStatus, transitionSyncStatuses } from '../store/syncStatus/transitions.js';
 import { syncDealSignals } from './dealSignals.js';
 import type { PipelineDeps } from './deps.js';
 import { generateAfterStamp, upsertActivities } from './activityWrite.js';

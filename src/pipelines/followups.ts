@@ -19,13 +19,12 @@ import {
 } from '../service/errors.js';
 import {
   claimFollowupGeneration,
-  listFollowupDrafts,
   releaseFollowupGeneration,
   saveFollowupAnswer,
   settleAbandonedFollowupClaim,
   settleFollowupClaim,
-  type DraftInput,
-} from '../store/followupRepo.js';
+} from '../store/followupClaims.js';
+import { listFollowupDrafts, type DraftInput } from '../store/followupRepo.js';
 import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { PipelineDeps } from './deps.js';

@@ -25,7 +25,7 @@ import type { Db } from '../store/database.js';
 import { moveDealCalls } from '../store/dealSignalRepo.js';
 import { listWrittenSince, recordRematch } from '../store/rematchRepo.js';
 import { rematchDetail } from '../store/syncEventRepo.js';
-import type { SyncStatusRecord } from '../store/syncStatusRepo.js';
+import type { SyncStatusRecord } from '../store/syncStatus/row.js';
 import type { Clock } from '../util/clock.js';
 
 export interface RematchDeps {

@@ -11,12 +11,9 @@ import { ServiceNotReadyError } from '../service/errors.js';
 import type { Analysis, Call } from '../service/types.js';
 import { listFollowupDraftsOf, type DraftInput, type FollowupDraftRecord } from '../store/followupRepo.js';
 import { endSync, moveSyncStatus } from '../store/syncMoves.js';
-import {
-  getSyncStatuses,
-  upsertDiscovered,
-  upsertDiscoveredEach,
-  type SyncStatusRecord,
-} from '../store/syncStatusRepo.js';
+import { upsertDiscovered, upsertDiscoveredEach } from '../store/syncStatus/discovered.js';
+import { getSyncStatuses } from '../store/syncStatus/queries.js';
+import { type SyncStatusRecord } from '../store/syncStatus/row.js';
 import type { SyncState } from '../sync/states.js';
 import { noMatchReason } from '../sync/skipReasons.js';
 import { callFactsOf } from './callFacts.js';

@@ -4,7 +4,7 @@
  */
 import type { CrmName } from '../crm/types.js';
 import type { Db } from './database.js';
-import { JOB_PRIORITY } from './jobQueue.js';
+import { JOB_PRIORITY } from './jobRecord.js';
 
 /** Days of history the measurement looks back over (the current UTC day included). */
 export const HISTORY_DAYS = 7;

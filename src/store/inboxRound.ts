@@ -18,14 +18,14 @@ import {
   draftValues,
   type DraftInput,
 } from './followupRepo.js';
-import { JOB_COLUMNS, jobsInsertFrom, jobValues, type EnqueueInput } from './jobQueue.js';
+import { JOB_COLUMNS, jobsInsertFrom, jobValues, type EnqueueInput } from './jobEnqueue.js';
 import {
   DISCOVERED_COLUMNS,
   discoveredEventsFrom,
   discoveredUpsertFrom,
   discoveredValues,
   type CallFacts,
-} from './syncStatusRepo.js';
+} from './syncStatus/discovered.js';
 import { PREPARED, unnestRows, type Columns } from './unnest.js';
 import {
   DELIVERY_COLUMNS,

@@ -1,6 +1,6 @@
 import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
-import { toJob, type JobRecord, type JobRow, type JobState } from './jobQueue.js';
+import { toJob, type JobRecord, type JobRow, type JobState } from './jobRecord.js';
 
 /** Operator-side views and repairs of the job queue (status, replay, cleanup). */
 

@@ -7,7 +7,7 @@ import type { CrmName } from '../crm/types.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { inTransaction, type Db } from './database.js';
 import { addSyncEvent } from './syncEventRepo.js';
-import { toSyncStatus, type SyncStatusRecord } from './syncStatusRepo.js';
+import { toSyncStatus, type SyncStatusRecord } from './syncStatus/row.js';
 
 /**
  * Calls written to `crm` with an activity, that happened at or after `since` (created at the

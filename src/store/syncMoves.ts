@@ -6,7 +6,8 @@ import type { CrmName } from '../crm/types.js';
 import { IllegalTransitionError, isEndState, syncPath, type SyncState } from '../sync/states.js';
 import type { Db } from './database.js';
 import type { Fence } from './fence.js';
-import { recordSyncError, transitionSyncStatus } from './syncStatusRepo.js';
+import { recordSyncError } from './syncStatus/errors.js';
+import { transitionSyncStatus } from './syncStatus/transitions.js';
 
 export interface SyncMove {
   callId: string;

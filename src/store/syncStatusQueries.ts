@@ -6,7 +6,8 @@ import type { CrmName } from '../crm/types.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { SyncState } from '../sync/states.js';
 import type { Db } from './database.js';
-import { countSyncStatusByState, toSyncStatus, type SyncStatusRecord } from './syncStatusRepo.js';
+import { countSyncStatusByState } from './syncStatus/queries.js';
+import { toSyncStatus, type SyncStatusRecord } from './syncStatus/row.js';
 
 /** Which failed calls: by last error code and/or when they failed (their last update). */
 export interface FailedSelection {

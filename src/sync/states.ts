@@ -1,6 +1,6 @@
 /**
  * The states of one call's sync with one CRM, and the only moves between them. Pure: the store
- * (src/store/syncStatusRepo.ts) refuses any update this table does not allow.
+ * (src/store/syncStatus/transitions.ts) refuses any update this table does not allow.
  *
  *   discovered ──> context_pushed ──> awaiting_analysis ──> writing_back ──> written_back
  *   discovered ──> awaiting_analysis | writing_back        (a call found already finished)

@@ -27,7 +27,7 @@ import { refreshTokensFor } from '../store/crmCredentialStore.js';
 import { getCursor } from '../store/cursorRepo.js';
 import { countJobs } from '../store/jobAdmin.js';
 import { migrate } from '../store/migrations.js';
-import { countSyncStatusByState } from '../store/syncStatusRepo.js';
+import { countSyncStatusByState } from '../store/syncStatus/queries.js';
 import { liveCallStartsSince } from '../store/syncStatusQueries.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';

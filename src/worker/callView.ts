@@ -6,7 +6,8 @@ import type { CrmName } from '../crm/types.js';
 import type { Db } from '../store/database.js';
 import { callDealSignals, type CallDealSignals } from '../store/dealSignalRepo.js';
 import { syncHistory, type SyncEventRecord } from '../store/syncEventRepo.js';
-import { getSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
+import { getSyncStatus } from '../store/syncStatus/queries.js';
+import { type SyncStatusRecord } from '../store/syncStatus/row.js';
 
 export interface CallView {
   status: SyncStatusRecord;

@@ -11,8 +11,8 @@ import { jobsForDiscoveredCall } from '../pipelines/route.js';
 import type { Call, ListCallsParams, ServiceClient } from '../service/types.js';
 import { getCursor, saveCursor } from '../store/cursorRepo.js';
 import { inTransaction, type Db } from '../store/database.js';
-import { enqueueJobs } from '../store/jobQueue.js';
-import { upsertDiscoveredMany } from '../store/syncStatusRepo.js';
+import { enqueueJobs } from '../store/jobEnqueue.js';
+import { upsertDiscoveredMany } from '../store/syncStatus/discovered.js';
 import type { Clock } from '../util/clock.js';
 
 /**

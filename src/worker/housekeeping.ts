@@ -22,7 +22,7 @@ import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../pipe
 import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from '../store/database.js';
 import { pruneDoneJobs } from '../store/jobAdmin.js';
-import { enqueueJob } from '../store/jobQueue.js';
+import { enqueueJob } from '../store/jobEnqueue.js';
 import { pruneWebhookInbox } from '../store/webhookInboxRepo.js';
 import { endSync } from '../store/syncMoves.js';
 import { CALL_ID_ORDER } from '../store/lockOrder.js';

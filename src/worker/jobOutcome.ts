@@ -8,9 +8,11 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { outcomeOf } from '../pipelines/outcome.js';
 import type { Db } from '../store/database.js';
-import { completeJobs, failJob, rescheduleJob, type JobRecord } from '../store/jobQueue.js';
+import { completeJobs, failJob, rescheduleJob } from '../store/jobQueue.js';
+import { type JobRecord } from '../store/jobRecord.js';
 import { endSync } from '../store/syncMoves.js';
-import { getSyncStatus, recordSyncError } from '../store/syncStatusRepo.js';
+import { recordSyncError } from '../store/syncStatus/errors.js';
+import { getSyncStatus } from '../store/syncStatus/queries.js';
 import type { CrmCredentialMonitor } from './crmCredentials.js';
 
 export type TryResult =

@@ -7,10 +7,11 @@
 import type { CrmName } from '../crm/types.js';
 import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
 import { inTransaction, type Db } from '../store/database.js';
-import { enqueueJob } from '../store/jobQueue.js';
+import { enqueueJob } from '../store/jobEnqueue.js';
 import { failureGroups, listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';
 import { moveSyncStatus } from '../store/syncMoves.js';
-import { getSyncStatus, upsertDiscovered } from '../store/syncStatusRepo.js';
+import { upsertDiscovered } from '../store/syncStatus/discovered.js';
+import { getSyncStatus } from '../store/syncStatus/queries.js';
 import { replayPath } from '../sync/states.js';
 import type { ReplayRequest } from './replayRequest.js';
 

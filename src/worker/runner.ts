@@ -18,13 +18,8 @@ import { budgetPriorityOf, type ContextJobPayload, type WritebackJobPayload } fr
 import { runWritebackBatch } from '../pipelines/writeback.js';
 import { createJobRun, RunStoppedError, type ControlledRun } from '../pipelines/jobRun.js';
 import { LeaseLostError } from '../store/fence.js';
-import {
-  claimJobs,
-  heartbeatJobs,
-  requeueExpiredJobs,
-  rescheduleJob,
-  type JobRecord,
-} from '../store/jobQueue.js';
+import { claimJobs, heartbeatJobs, requeueExpiredJobs, rescheduleJob } from '../store/jobQueue.js';
+import { type JobRecord } from '../store/jobRecord.js';
 import type { DatabaseKind, Db } from '../store/database.js';
 import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';

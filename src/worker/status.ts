@@ -25,7 +25,7 @@ import type { Db } from '../store/database.js';
 import { countDueBackfillJobs, requestHistory } from '../store/forecastQueries.js';
 import { countHeldJobs, countJobs } from '../store/jobAdmin.js';
 import { recentSkips } from '../store/syncEventRepo.js';
-import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatusRepo.js';
+import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatus/queries.js';
 import type { Clock } from '../util/clock.js';
 import { collectCrmStanding, type CrmStanding } from './crmStanding.js';
 import { POLL_CURSOR } from './poller.js';

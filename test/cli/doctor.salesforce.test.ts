@@ -5,7 +5,7 @@ import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbo
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { CrmValidationError } from '../../src/crm/errors.js';
 import { listFieldGaps, recordFieldGaps } from '../../src/store/fieldGapRepo.js';
-import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { useMigratedDatabase } from '../store/helpers.js';
 import { captureIo, configFrom, jwtKeys, salesforceEnv } from './helpers.js';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRematch, formatRematchProgress } from '../../src/cli/rematchFormat.js';
-import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { createMigratedDatabase, openTestDatabase, type TestDatabase } from '../store/helpers.js';

@@ -10,8 +10,9 @@ import {
   claimFollowupGeneration,
   saveFollowupAnswer,
   settleFollowupClaim,
-} from '../../src/store/followupRepo.js';
-import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+} from '../../src/store/followupClaims.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { runCli } from '../e2e/harness.js';
 import { createMigratedDatabase, openTestDatabase, type TestDatabase } from '../store/helpers.js';
 import { CONFIG_DIR } from './helpers.js';

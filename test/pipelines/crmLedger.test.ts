@@ -12,13 +12,10 @@ import { adoptAll, readLedger, type LedgerDeps } from '../../src/pipelines/crmLe
 import { createLookupCache } from '../../src/pipelines/lookupCache.js';
 import type { Call } from '../../src/service/types.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { claimFollowupGeneration } from '../../src/store/followupRepo.js';
-import {
-  getSyncStatus,
-  getSyncStatuses,
-  transitionSyncStatus,
-  upsertDiscovered,
-} from '../../src/store/syncStatusRepo.js';
+import { claimFollowupGeneration } from '../../src/store/followupClaims.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { getSyncStatus, getSyncStatuses } from '../../src/store/syncStatus/queries.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { holdsEverything } from '../../src/pipelines/crmLedger.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adapterFor } from '../crm-hubspot/helpers.js';

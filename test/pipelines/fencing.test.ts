@@ -16,14 +16,10 @@ import { runWritebackBatch, type WritebackItem } from '../../src/pipelines/write
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { LeaseLostError } from '../../src/store/fence.js';
 import { listFollowupDrafts } from '../../src/store/followupRepo.js';
-import {
-  claimJobs,
-  completeJobs,
-  enqueueJob,
-  heartbeatJobs,
-  type JobRecord,
-} from '../../src/store/jobQueue.js';
-import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
+import { claimJobs, completeJobs, heartbeatJobs } from '../../src/store/jobQueue.js';
+import { type JobRecord } from '../../src/store/jobRecord.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
 import { requeueOrphanDrafts, STRANDED_AFTER_MS } from '../../src/worker/housekeeping.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';

@@ -14,7 +14,7 @@ import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubs
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { CUSTOM_FIELDS } from '../../src/sandbox/salesforce/schema.js';
 import { listFieldGaps } from '../../src/store/fieldGapRepo.js';
-import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
 import { collectCrmStanding, crmStandingLines } from '../../src/worker/crmStanding.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';

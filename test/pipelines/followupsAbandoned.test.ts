@@ -10,8 +10,10 @@ import { FOLLOWUP_UNCERTAIN, generateFollowupsOnce } from '../../src/pipelines/f
 import { ServiceTransientError } from '../../src/service/errors.js';
 import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';
-import { saveFollowupDrafts, settleAbandonedFollowupClaim } from '../../src/store/followupRepo.js';
-import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { settleAbandonedFollowupClaim } from '../../src/store/followupClaims.js';
+import { saveFollowupDrafts } from '../../src/store/followupRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { replayCall } from '../../src/worker/replay.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';

@@ -17,7 +17,8 @@ import { createServiceClient, SEND_DEADLINE_MS } from '../../src/service/client.
 import type { AttemptInfo, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';
 import { listFollowupDrafts } from '../../src/store/followupRepo.js';
-import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { waitFor } from '../e2e/harness.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';

@@ -17,7 +17,7 @@ import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubs
 import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import { ServiceTransientError } from '../../src/service/errors.js';
 import type { ServiceClient } from '../../src/service/types.js';
-import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';

@@ -21,7 +21,9 @@ import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubs
 import type { Db } from '../../src/store/database.js';
 import { getDealLedger, recordDealCall } from '../../src/store/dealSignalRepo.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { formatCall } from '../../src/cli/statusFormat.js';
 import type { DealCallFacts } from '../../src/deals/aggregate.js';
 import { callDealSignals, recordDealCalls, releaseDeal, settleDeal } from '../../src/store/dealSignalRepo.js';
-import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { loadCallView } from '../../src/worker/callView.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 

@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/database.js';
+import { claimFollowupGeneration, saveFollowupAnswer } from '../../src/store/followupClaims.js';
 import {
-  claimFollowupGeneration,
   listFollowupDrafts,
   listFollowupDraftsOf,
   markFollowupsWritten,
-  saveFollowupAnswer,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
 import { isLive, runAsLive } from '../../src/store/livePriority.js';
-import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 
 const T0 = new Date(Date.UTC(2026, 0, 5, 12));

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { storeRound } from '../../src/store/inboxRound.js';
 import { delivery, T0 } from './roundDelivery.js';
 import { ACTIVE_SYNC_STATES } from '../../src/sync/states.js';
-import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { openDatabase } from '../../src/store/database.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 

@@ -8,17 +8,17 @@ import {
   replayFailedJobs,
 } from '../../src/store/jobAdmin.js';
 import { JOB_BACKOFF, jobRetryDelayMs } from '../../src/store/jobBackoff.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import {
   claimJobs as claimOnDbTime,
   completeJob,
-  enqueueJob,
   failJob,
   heartbeatJobs as heartbeatOnDbTime,
-  JOB_PRIORITY,
   requeueExpiredJobs as requeueOnDbTime,
   rescheduleJob,
   type ClaimInput,
 } from '../../src/store/jobQueue.js';
+import { JOB_PRIORITY } from '../../src/store/jobRecord.js';
 import type { Db } from '../../src/store/database.js';
 import { dbClockOf } from '../../src/store/dbClock.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';

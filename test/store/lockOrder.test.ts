@@ -21,23 +21,14 @@ import {
   saveFollowupAnswer,
   settleAbandonedFollowupClaim,
   settleFollowupClaim,
-} from '../../src/store/followupRepo.js';
+} from '../../src/store/followupClaims.js';
 import { dbClockOf } from '../../src/store/dbClock.js';
-import {
-  claimJobs,
-  completeJobs,
-  enqueueJob,
-  heartbeatJobs,
-  requeueExpiredJobs,
-} from '../../src/store/jobQueue.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
+import { claimJobs, completeJobs, heartbeatJobs, requeueExpiredJobs } from '../../src/store/jobQueue.js';
 import { storeRound } from '../../src/store/inboxRound.js';
 import { seededRandom } from '../../src/sandbox/service/rng.js';
-import {
-  transitionSyncStatus,
-  transitionSyncStatuses,
-  upsertDiscoveredEach,
-  upsertDiscoveredMany,
-} from '../../src/store/syncStatusRepo.js';
+import { upsertDiscoveredEach, upsertDiscoveredMany } from '../../src/store/syncStatus/discovered.js';
+import { transitionSyncStatus, transitionSyncStatuses } from '../../src/store/syncStatus/transitions.js';
 import { IllegalTransitionError } from '../../src/sync/states.js';
 import type { Call } from '../../src/service/types.js';
 import { systemClock } from '../../src/util/clock.js';

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedDatabaseInUseError } from '../../src/store/embeddedLock.js';
 import { dbClockOf } from '../../src/store/dbClock.js';
 import { countJobs } from '../../src/store/jobAdmin.js';
-import { claimJobs, enqueueJob } from '../../src/store/jobQueue.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
+import { claimJobs } from '../../src/store/jobQueue.js';
 import { getLease } from '../../src/store/leaderLease.js';
 import { spawnStoreChild, type StoreChild } from './child/spawnChild.js';
 import {

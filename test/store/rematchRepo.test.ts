@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { listWrittenSince, recordRematch, RematchStaleError } from '../../src/store/rematchRepo.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import type { Db } from '../../src/store/database.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 

@@ -10,12 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { analysisWaitMs, ANALYSIS_GIVE_UP_MS } from '../../src/pipelines/analysisWait.js';
 import type { Db } from '../../src/store/database.js';
 import { endSync, moveSyncStatus } from '../../src/store/syncMoves.js';
-import {
-  getSyncStatus,
-  recordSyncError,
-  transitionSyncStatus,
-  upsertDiscovered,
-} from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { recordSyncError } from '../../src/store/syncStatus/errors.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { isEndState, SYNC_STATES, syncPath, type SyncState } from '../../src/sync/states.js';
 import { MAX_REQUEUES, requeueStrandedCalls, STRANDED_AFTER_MS } from '../../src/worker/housekeeping.js';
 import { useMigratedDatabase } from './helpers.js';

@@ -1,25 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError } from '../../src/sync/states.js';
-import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
+import { JOB_PRIORITY } from '../../src/store/jobRecord.js';
 import {
   followupsWrittenUpdate,
   listFollowupDrafts,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';
+import { upsertDiscovered, upsertDiscoveredEach } from '../../src/store/syncStatus/discovered.js';
+import { recordSyncError } from '../../src/store/syncStatus/errors.js';
 import {
   countSyncStatusByState,
   getSyncStatus,
   listSyncStatusByState,
   recentSyncFailures,
-  recordSyncError,
+} from '../../src/store/syncStatus/queries.js';
+import { SyncStatusNotFoundError } from '../../src/store/syncStatus/row.js';
+import {
   StaleSyncStateError,
-  SyncStatusNotFoundError,
   transitionSyncStatus,
   transitionSyncStatuses,
-  upsertDiscovered,
-  upsertDiscoveredEach,
-} from '../../src/store/syncStatusRepo.js';
+} from '../../src/store/syncStatus/transitions.js';
 import { liveCallStartsSince } from '../../src/store/syncStatusQueries.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';
 

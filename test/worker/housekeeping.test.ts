@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import type { Db } from '../../src/store/database.js';
-import { completeJob, claimJobs, enqueueJob, failJob, rescheduleJob } from '../../src/store/jobQueue.js';
-import {
-  getSyncStatus,
-  recordSyncError,
-  transitionSyncStatus,
-  upsertDiscovered,
-} from '../../src/store/syncStatusRepo.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
+import { completeJob, claimJobs, failJob, rescheduleJob } from '../../src/store/jobQueue.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { recordSyncError } from '../../src/store/syncStatus/errors.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { insertWebhookOnce, markWebhookProcessed } from '../../src/store/webhookInboxRepo.js';
 import type { SyncState } from '../../src/sync/states.js';
 import { FakeClock } from '../../src/util/fakeClock.js';

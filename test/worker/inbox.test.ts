@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { saveFollowupDrafts } from '../../src/store/followupRepo.js';
-import { transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import { createDbInbox } from '../../src/worker/inbox.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { getSyncStatus, transitionSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
+import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
+import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
 import {
   claimFollowupGeneration,
   saveFollowupAnswer,
-  saveFollowupDrafts,
   settleFollowupClaim,
-} from '../../src/store/followupRepo.js';
-import { recordSyncError } from '../../src/store/syncStatusRepo.js';
+} from '../../src/store/followupClaims.js';
+import { saveFollowupDrafts } from '../../src/store/followupRepo.js';
+import { recordSyncError } from '../../src/store/syncStatus/errors.js';
 import { replayCall, replayFailed, runReplay } from '../../src/worker/replay.js';
 import { parseReplayRequest } from '../../src/worker/replayRequest.js';
 import { replayOutcome } from '../../src/cli/commands/replay.js';

@@ -8,7 +8,7 @@ import type { PipelineDeps } from '../../src/pipelines/deps.js';
 import { JOB_PRIORITY, writebackJobKey } from '../../src/pipelines/jobs.js';
 import type { LookupCache } from '../../src/pipelines/lookupCache.js';
 import type { ServiceClient } from '../../src/service/types.js';
-import { enqueueJob } from '../../src/store/jobQueue.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import { systemClock } from '../../src/util/clock.js';
 import { createJobRunner, DEFAULT_RUNNER_OPTIONS } from '../../src/worker/runner.js';
 import { useMigratedDatabase } from '../store/helpers.js';

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { InMemorySlotLedger } from '../../src/budget/ledger.js';
 import { formatStatus } from '../../src/cli/statusFormat.js';
-import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
+import { enqueueJob } from '../../src/store/jobEnqueue.js';
+import { JOB_PRIORITY } from '../../src/store/jobRecord.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { collectStatus } from '../../src/worker/status.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';

@@ -1,4 +1,4 @@
-import type { SyncStatusRecord } from '../../store/syncStatusRepo.js';
+import type { SyncStatusRecord } from '../../store/syncStatus/row.js';
 import { When } from './when.js';
 
 /** The search form, then its results, or the most recently updated calls before any search. */
