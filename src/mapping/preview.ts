@@ -114,7 +114,7 @@ async function previewDeal(
   notes: string[],
 ): Promise<Outcome<DealWrite> | null> {
   if (!dealTarget(mapping)) return null;
-  // The deal the write-back records the call on (pipelines/crmWrite.ts).
+  // The deal the write-back records the call on (pipelines/writeback/act.ts).
   const dealId = input.lookup.deals[0]?.id;
   // The source hands over the Service's whole call; CallInput names only what the others read.
   const facts = dealCallFacts(input.call as Call, input.analysis as Analysis | null);

@@ -1,5 +1,5 @@
 /**
- * The activity step of a write-back batch (crmWrite.ts): the activities' batch upsert, then the
+ * The activity step of a write-back batch (writeback/act.ts): the activities' batch upsert, then the
  * follow-up requests of the calls whose activity now holds the generation stamp (followupStamp.ts).
  */
 import type { ActivityWrite, WriteResult } from '../crm/types.js';

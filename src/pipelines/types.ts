@@ -28,7 +28,7 @@ export interface PreparedWrite {
   drafts: DraftInput[];
   /**
    * Follow-ups are to be asked for, once the activity is written with its generation stamp
-   * (crmWrite.ts): for whom, and whether the batch read of the row found a claim already.
+   * (writeback/act.ts): for whom, and whether the batch read of the row found a claim already.
    */
   generate?: { email: string; claimed: boolean } | undefined;
   /** The activity is already written; only drafts that arrived since are to be written. */

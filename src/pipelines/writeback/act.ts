@@ -1,24 +1,26 @@
 /**
- * The CRM half of a write-back batch: activities in one batch upsert (those about to ask for
- * follow-ups with the generation stamp), then the follow-up requests, then the drafts in another
- * batch upsert, then each call's sync row. A call whose mapping or write fails gets its own error;
- * the rest of the batch goes on.
+ * The write-back's CRM requests for the calls decided to be written (decide.ts): activities in one
+ * batch upsert (those about to ask for follow-ups with the generation stamp), then the follow-up
+ * requests to the Service, then the drafts in another batch upsert, then each call's sync row
+ * (record.ts). Each call moves to writing_back before its first CRM write, so a crash is visible;
+ * every side effect checks the job run first (jobRun.ts: a lost lease or a stopping worker). A
+ * call whose mapping or write fails gets its own error; the rest of the batch goes on.
  */
-import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
-import { buildActivity, buildFollowups } from '../mapping/index.js';
-import { followupsWrittenUpdate, listFollowupDraftsOf, markFollowupsWritten } from '../store/followupRepo.js';
-import { getSyncStatuses } from '../store/syncStatus/queries.js';
-import { mergeWarnings, type SyncStatusRecord } from '../store/syncStatus/row.js';
-import { transitionSyncStatus, transitionSyncStatuses } from '../store/syncStatus/transitions.js';
-import { syncDealSignals } from './dealSignals.js';
-import type { PipelineDeps } from './deps.js';
-import { generateAfterStamp, upsertActivities } from './activityWrite.js';
-import { writeObject } from '../crm/fieldGaps.js';
-import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
-import { stamped } from './followupStamp.js';
-import { moveTo } from './moveTo.js';
-import type { PreparedWrite, WritebackResult } from './types.js';
-import { sideEffect, stillGoing } from './jobRun.js';
+import { writeObject } from '../../crm/fieldGaps.js';
+import type { ActivityWrite, FollowupWrite } from '../../crm/types.js';
+import { buildActivity, buildFollowups } from '../../mapping/index.js';
+import { listFollowupDraftsOf, markFollowupsWritten } from '../../store/followupRepo.js';
+import { getSyncStatuses } from '../../store/syncStatus/queries.js';
+import { transitionSyncStatuses } from '../../store/syncStatus/transitions.js';
+import { generateAfterStamp, upsertActivities } from '../activityWrite.js';
+import { syncDealSignals } from '../dealSignals.js';
+import type { PipelineDeps } from '../deps.js';
+import { fieldGapWarnings, writeAroundGaps } from '../fieldGaps.js';
+import { stamped } from '../followupStamp.js';
+import { sideEffect, stillGoing } from '../jobRun.js';
+import { moveTo } from '../moveTo.js';
+import type { PreparedWrite, WritebackResult } from '../types.js';
+import { recordWritten } from './record.js';
 
 export async function writeToCrm(
   deps: PipelineDeps,
@@ -166,7 +168,7 @@ export async function writeToCrm(
         fail(w, failed.error);
         continue;
       }
-      await finishCall(deps, w, statuses.get(w.callId), activityResults.get(w.callId), done);
+      await recordWritten(deps, w, statuses.get(w.callId), activityResults.get(w.callId), done);
       results.set(w.item.jobId, {
         kind: 'done',
         detail: w.followupsOnly ? `${done.length} follow-up(s) attached` : 'written back',
@@ -174,53 +176,5 @@ export async function writeToCrm(
     } catch (error) {
       fail(w, error);
     }
-  }
-}
-
-async function finishCall(
-  deps: PipelineDeps,
-  w: PreparedWrite,
-  status: SyncStatusRecord | undefined,
-  written: WriteResult | undefined,
-  followups: { draftId: string; crmId: string }[],
-): Promise<void> {
-  const { db, crmName: crm, clock } = deps;
-  const now = new Date(clock.now());
-  const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followups.map((f) => f.crmId)])];
-  if (w.followupsOnly) {
-    await markFollowupsWritten(db, w.callId, followups, now);
-    await db.syncStatus.update({
-      where: { callId_crm: { callId: w.callId, crm } },
-      data: {
-        crmFollowupIds: allFollowupIds,
-        warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
-        updatedAt: now,
-      },
-    });
-    return;
-  }
-  const activity = written?.ok ? written : undefined;
-  await transitionSyncStatus(db, {
-    callId: w.callId,
-    crm,
-    to: 'written_back',
-    now,
-    detail: activity ? `activity ${activity.id} ${activity.created ? 'created' : 'updated'}` : 'written',
-    set: {
-      writtenBackAt: now,
-      crmActivityId: activity?.id ?? status?.crmActivityId ?? null,
-      crmContactId: w.lookup.contact?.id ?? null,
-      crmCompanyId: w.lookup.company?.id ?? null,
-      crmDealId: w.lookup.deals[0]?.id ?? null,
-      crmFollowupIds: allFollowupIds,
-      matchDecision: w.lookup.decision,
-      warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
-    },
-    // The drafts' CRM ids, in the same statement.
-    alongside: followupsWrittenUpdate(w.callId, followups, now) ?? undefined,
-    fence: w.item.run?.fence,
-  });
-  if (w.warnings.length > 0) {
-    deps.logger.warn({ callId: w.callId, warnings: w.warnings }, 'written back without some optional fields');
   }
 }
