@@ -7,7 +7,7 @@
  */
 import type { LinkMove, LinkMoveResult } from '../crm/relink.js';
 import type { CrmLookup, WrittenCall } from '../crm/types.js';
-import { linksOf, writtenQueryFor, type Mapping } from '../mapping/index.js';
+import { linksOf, writtenQueryFor } from '../mapping/index.js';
 import type { Call } from '../service/types.js';
 import { claimFollowupGeneration } from '../store/followupClaims.js';
 import { followupsWrittenUpdate } from '../store/followupRepo.js';
@@ -65,20 +65,8 @@ export async function readLedger(
   return ledger;
 }
 
-/**
- * Whether the CRM holds the call's whole write-back: its activity, and, if the mapping writes
- * follow-ups, drafts or the activity's stamp that follow-ups were asked for (a generation that
- * answered no drafts, or whose answer was lost, or drafts the mapping leaves without a call id).
- * Its links are checked when it is adopted (adoptAll).
- */
-export function holdsEverything(mapping: Mapping, written: WrittenCall | Error | undefined): boolean {
-  if (!written || written instanceof Error || !written.activityId) return false;
-  return (
-    mapping.writeback.followups === null ||
-    written.followups.length > 0 ||
-    written.followupsGeneratedAt !== undefined
-  );
-}
+// The rule itself is the decision's (decide.ts); adoption below acts on it.
+export { holdsEverything } from './writeback/decide.js';
 
 /** A call of the batch whose whole write-back the CRM holds (holdsEverything). */
 export interface Adoption {

@@ -14,7 +14,6 @@ import type { SyncStatusRecord } from '../../store/syncStatus/row.js';
 import { noMatchReason } from '../../sync/skipReasons.js';
 import { analysisGiveUpReason, analysisWaitMs } from '../analysisWait.js';
 import { callPhaseOf, endedReason } from '../callStatus.js';
-import { holdsEverything } from '../crmLedger.js';
 import { ANALYSIS_SAFETY_CHECK_MS } from '../route.js';
 
 /** The Service answered that the call's analysis is not ready yet (ServiceNotReadyError). */
@@ -157,4 +156,19 @@ function waitForAnalysis(
   const giveUp = analysisGiveUpReason({ ageMs: age, seenForMs: now - record.createdAt.getTime(), why });
   if (giveUp) return { kind: 'end', to: 'failed', code: 'SERVICE_NOT_READY', reason: giveUp };
   return { kind: 'wait', to: 'awaiting_analysis', reason: why, delayMs: analysisWaitMs(age, floorMs) };
+}
+
+/**
+ * Whether the CRM holds the call's whole write-back: its activity, and, if the mapping writes
+ * follow-ups, drafts or the activity's stamp that follow-ups were asked for (a generation that
+ * answered no drafts, or whose answer was lost, or drafts the mapping leaves without a call id).
+ * Its links are checked when it is adopted (adoptAll, crmLedger.ts).
+ */
+export function holdsEverything(mapping: Mapping, written: WrittenCall | Error | undefined): boolean {
+  if (!written || written instanceof Error || !written.activityId) return false;
+  return (
+    mapping.writeback.followups === null ||
+    written.followups.length > 0 ||
+    written.followupsGeneratedAt !== undefined
+  );
 }
