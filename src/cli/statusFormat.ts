@@ -1,6 +1,6 @@
 /** Renders the status snapshot and one call's history for a terminal. Pure. */
 import { formatDecision } from '../crm/match/format.js';
-import type { MatchDecision } from '../crm/match/types.js';
+import type { MatchDecision } from '../crm/types.js';
 import { describeCallDealSignals, type CallDealSignalsView } from '../deals/callSignalsText.js';
 import { crmStandingLines } from '../worker/crmStanding.js';
 import type { StatusSnapshot } from '../worker/status.js';

@@ -10,8 +10,8 @@
  * CRM requests go through the adapter, so through its gate (HubSpot) or API budget (Salesforce).
  */
 import { CrmAuthError, CrmDailyLimitError } from '../crm/errors.js';
-import type { MatchDecision } from '../crm/match/types.js';
-import { linkChanges, type LinkChange, type LinkMove, type LinkMoveResult } from '../crm/relink.js';
+import { linkChanges, type LinkChange } from '../crm/relink.js';
+import type { LinkMove, LinkMoveResult, MatchDecision } from '../crm/types.js';
 import {
   lookupKey,
   type ActivityLinks,

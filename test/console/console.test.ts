@@ -8,7 +8,7 @@ import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailuresBody } from '../../src/console/views/failures.js';
 import type { FastifyInstance } from 'fastify';
-import type { MatchDecision } from '../../src/crm/match/types.js';
+import type { MatchDecision } from '../../src/crm/types.js';
 import { DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
 import { accessKeys } from '../../src/http/access.js';
 import { dbConsoleSessions } from '../../src/store/consoleSessions.js';

@@ -5,7 +5,7 @@
  * Hooli without a website...), so expectations are written once, by name.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MatchRule } from '../../src/crm/match/types.js';
+import type { MatchRule } from '../../src/crm/types.js';
 import { lookupKey, type CrmLookup, type Participant } from '../../src/crm/types.js';
 import {
   buildActivity,

@@ -15,7 +15,7 @@ import { isFreeMailDomain } from '../freemail.js';
 import type { CrmLookup, CrmRecord, CrmName, DealRule, MatchedBy } from '../types.js';
 import type { CompanyCandidate, CompanyLink, DealCandidate, PersonCandidate } from './candidates.js';
 import { describeKey, rankDeals, type RankedDeals } from './deals.js';
-import type { MatchChoice, MatchDecision, MatchLoser, MatchRule } from './types.js';
+import type { MatchChoice, MatchDecision, MatchLoser, MatchRule } from '../types.js';
 
 const day = (t: number | null) => (t === null ? 'unknown' : new Date(t).toISOString().slice(0, 10));
 
