@@ -5,7 +5,7 @@ import { PLAN_NAMES } from '../budget/plans.js';
 import { DEFAULT_API_VERSION } from '../crm/salesforce/apiVersions.js';
 import { DEFAULT_HUBSPOT_API_VERSION, isHubSpotApiVersion } from '../crm/hubspot/paths.js';
 import { CREDENTIALS_KEY_FORMAT, parseCredentialsKey } from '../util/secretBox.js';
-import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
+import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from './drift.js';
 
 /**
  * Every setting crm-sync reads, by its environment-variable name. The same names are accepted as

@@ -17,7 +17,7 @@ import {
   lookupFieldsFor,
   requiredFields,
 } from '../../src/mapping/index.js';
-import { draftKey } from '../../src/mapping/draftKey.js';
+import { draftKey } from '../../src/crm/draftKey.js';
 import { linksOf, writtenQueryFor } from '../../src/mapping/writeback.js';
 import { outcomeOf } from '../../src/pipelines/outcome.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
