@@ -205,7 +205,7 @@ export const rawConfigSchema = z.object({
       .default('info'),
   ),
   CONFIG_DIR: optionalText.pipe(z.string().default('./config')),
-  // Silence and drift warnings (src/drift/detectors.ts; docs/operations.md "Silence and drift").
+  // Silence and drift warnings (thresholds: drift.ts, detectors: src/drift/detectors.ts; docs/operations.md "Silence and drift").
   /** No verified webhook for this long while polling finds new calls: warn. */
   WEBHOOK_SILENCE_MINUTES: driftMinutes(DRIFT.webhookSilenceMs / 60_000),
   /** A call completed this long ago without analysis.ready: warn (the Service is behind). */

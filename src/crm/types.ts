@@ -169,7 +169,7 @@ export interface ActivityWrite {
 }
 
 /**
- * One follow-up draft, already mapped. Upserted on `key` (call id and draft id, src/mapping/draftKey.ts)
+ * One follow-up draft, already mapped. Upserted on `key` (call id and draft id, src/crm/draftKey.ts)
  * so a replay adds nothing and drafts of two calls never share a record.
  */
 export interface FollowupWrite {
