@@ -1,10 +1,7 @@
 /**
- * The operator's view of the worker, for `crm-sync status`, GET /status and the metrics: calls
- * by sync state, recent failures with reasons, the Service budget, job queue depth per priority,
- * and the cursor's position and age, the budget forecast (when the daily cap runs out at the
- * current pace, when the queued backfill would finish) and the silence-and-drift warnings. Reads
- * only the database (plus in-process budget counters when given), so the CLI can show it without
- * a running worker.
+ * The operator's view of the worker, for `crm-sync status`, GET /status and the metrics: calls by
+ * state, failures, budget and its forecast, queue depth, the cursor and drift warnings. Reads only the
+ * database (plus in-process budget counters when given), so the CLI can show it without a worker.
  */
 import {
   backfillShare,
