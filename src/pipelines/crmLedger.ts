@@ -9,6 +9,7 @@ import type { LinkMove, LinkMoveResult } from '../crm/relink.js';
 import type { CrmLookup, WrittenCall } from '../crm/types.js';
 import { linksOf, writtenQueryFor, type Mapping } from '../mapping/index.js';
 import type { Call } from '../service/types.js';
+import { queueUnwrittenDrafts } from '../store/draftsJob.js';
 import { claimFollowupGeneration, followupsWrittenUpdate } from '../store/followupRepo.js';
 import { mergeWarnings, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import { FOLLOWUP_UNCERTAIN } from './followups.js';
@@ -215,6 +216,15 @@ async function adoptOne(
     alongside: followupsWrittenUpdate(record.callId, written.followups, now) ?? undefined,
   });
   deps.logger.info({ callId: record.callId, crm }, 'call already written to the CRM; local record caught up');
+  // Drafts stored here that the CRM lacks (a followup.generated that joined this job while it was
+  // queued) are written by a job of their own, now (draftsJob.ts).
+  if (await queueUnwrittenDrafts(db, { callId: record.callId, crm, now })) {
+    deps.logger.info(
+      { callId: record.callId, crm },
+      'adopted call has drafts not in the CRM; queued their write',
+    );
+    return `${detail}; drafts not in the CRM queued`;
+  }
   return detail;
 }
 
