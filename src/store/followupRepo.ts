@@ -152,34 +152,6 @@ function toDraftRecord(r: CallFollowupRow): FollowupDraftRecord {
   };
 }
 
-/** Records which CRM record each draft was written to. */
-export async function markFollowupsWritten(
-  db: Db,
-  callId: string,
-  written: { draftId: string; crmId: string }[],
-  now: Date,
-): Promise<void> {
-  const update = followupsWrittenUpdate(callId, written, now);
-  if (update) await db.$executeRaw(update);
-}
-
-/**
- * The statement of markFollowupsWritten, null when there is nothing to mark; the write-back also
- * runs it inside the call's move to written_back (transitionSyncStatus's `alongside`).
- */
-export function followupsWrittenUpdate(
-  callId: string,
-  written: { draftId: string; crmId: string }[],
-  now: Date,
-): Prisma.Sql | null {
-  if (written.length === 0) return null;
-  return Prisma.sql`
-    UPDATE call_followup c SET crm_id = w.crm_id, written_at = ${now}::timestamptz
-    FROM (VALUES ${Prisma.join(written.map((w) => Prisma.sql`(${w.draftId}, ${w.crmId})`))})
-      AS w (draft_id, crm_id)
-    WHERE c.call_id = ${callId} AND c.draft_id = w.draft_id`;
-}
-
 /**
  * Marks that follow-ups were requested for this call and CRM, before the request is sent.
  * Returns false when they already were: then the drafts come from storage or from the
@@ -311,7 +283,7 @@ export async function saveFollowupAnswer(
  * Locks the call's sync_status row (first, in the lock order: lockOrder.ts); its state as the lock
  * found it (a move committed while this waited included).
  */
-const lockCall = (callId: string, crm: CrmName) =>
+export const lockCall = (callId: string, crm: CrmName) =>
   Prisma.sql`SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE`;
 
 /**

@@ -25,7 +25,11 @@ import {
   heartbeatJobs,
   type JobRecord,
 } from '../../src/store/jobQueue.js';
-import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
+import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
+import { applyTryResult } from '../../src/worker/jobOutcome.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { CrmRateLimitedError } from '../../src/crm/errors.js';
 import { createDbInbox } from '../../src/worker/inbox.js';
 import {
   ORPHAN_DRAFTS_AFTER_MS,
@@ -226,5 +230,81 @@ describe.each(DATABASE_KINDS)('drafts stored for a call already written back (%s
     const job = await theDraftsJob(callId, new Date(storedAt + ORPHAN_DRAFTS_AFTER_MS));
     expect(await runJob(job, 'W')).toEqual({ kind: 'done', detail: '1 follow-up(s) attached' });
     await expectDraftsWrittenOnce(callId, ['s1']);
+  });
+
+  // Issue 22, left from the fencing work: the records of a run after its CRM write are fenced too.
+  it('records nothing for a drafts run that lost its lease after its CRM write; the next run rewrites the same notes', async () => {
+    const callId = await writtenElsewhere();
+    await queuePoll(callId);
+    const [adopting] = await claim('B');
+    expect(await runJob(adopting!, 'B')).toMatchObject({ kind: 'done' });
+    const late = saveFollowupAnswer(db(), {
+      callId,
+      crm: 'hubspot',
+      drafts: [draft('f1')],
+      now: new Date(),
+      fence: { jobId: adopting!.id, epoch: adopting!.epoch },
+    });
+    await expect(late).rejects.toBeInstanceOf(LeaseLostError);
+
+    // Run A writes the note, and loses its lease before it records it: run B holds the job now.
+    const jobA = await theDraftsJob(callId);
+    let jobB: JobRecord | undefined;
+    const losing: CrmAdapter = {
+      ...adapter,
+      upsertFollowups: async (batch) => {
+        const written = await adapter.upsertFollowups(batch);
+        await heartbeatJobs(db(), {
+          ids: [jobA.id],
+          epochs: [jobA.epoch],
+          workerId: 'W',
+          leaseMs: -1_000,
+          now: new Date(),
+        });
+        [jobB] = await claim('B');
+        return written;
+      },
+    };
+    const resultA = (await runWritebackBatch(stack.deps(db(), losing, mapping), [itemOf(jobA)])).get(jobA.id);
+    expect((resultA as { error: unknown }).error).toBeInstanceOf(LeaseLostError);
+    expect(jobB).toMatchObject({ id: jobA.id, epoch: jobA.epoch + 1 });
+    expect((await listFollowupDrafts(db(), callId)).map((d) => d.crmId)).toEqual([null]);
+    expect(await getSyncStatus(db(), callId, 'hubspot')).toMatchObject({ crmFollowupIds: [] });
+
+    // B upserts the draft again: the same note, now recorded.
+    expect(await runJob(jobB!, 'B')).toEqual({ kind: 'done', detail: '1 follow-up(s) attached' });
+    await expectDraftsWrittenOnce(callId, ['f1']);
+  });
+
+  it('records no error on the call when a run that lost its lease ends waiting (rate limited)', async () => {
+    const callId = await writtenElsewhere();
+    await queuePoll(callId);
+    const [jobA] = await claim('A');
+    await heartbeatJobs(db(), {
+      ids: [jobA!.id],
+      epochs: [jobA!.epoch],
+      workerId: 'A',
+      leaseMs: -1_000,
+      now: new Date(),
+    });
+    const [jobB] = await claim('B');
+    expect(jobB).toMatchObject({ id: jobA!.id, epoch: jobA!.epoch + 1 });
+    await upsertDiscovered(db(), { callId, crm: 'hubspot', now: new Date() });
+
+    const outcome = {
+      db: db(),
+      crm: 'hubspot' as const,
+      workerId: 'A',
+      logger: silentLogger,
+      metrics: createMetrics({ defaultMetrics: false }),
+    };
+    const limited = new CrmRateLimitedError('ten-second limit', 'hubspot', 429, 2_000);
+    await applyTryResult(outcome, jobA!, callId, { kind: 'error', error: limited }, Date.now());
+    expect(await getSyncStatus(db(), callId, 'hubspot')).toMatchObject({ lastErrorCode: null, attempts: 0 });
+    expect(await db().job.findUniqueOrThrow({ where: { id: BigInt(jobB!.id) } })).toMatchObject({
+      state: 'running',
+      lockedBy: 'B',
+    });
+    await completeJobs(db(), { ids: [jobB!.id], epochs: [jobB!.epoch], workerId: 'B', now: new Date() });
   });
 });
