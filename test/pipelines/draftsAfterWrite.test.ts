@@ -13,7 +13,8 @@ import { FOLLOWUPS_GENERATED_AT_FIELD, loadMappings } from '../../src/mapping/in
 import type { Mapping } from '../../src/mapping/types.js';
 import { createJobRun } from '../../src/pipelines/jobRun.js';
 import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../../src/pipelines/jobs.js';
-import { runWritebackBatch, type WritebackItem } from '../../src/pipelines/writeback.js';
+import type { WritebackItem } from '../../src/pipelines/types.js';
+import { runWritebackBatch } from '../../src/pipelines/writeback.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { DRAFTS_JOB_REASON } from '../../src/store/draftsJob.js';
 import { LeaseLostError } from '../../src/store/fence.js';
