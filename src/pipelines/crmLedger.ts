@@ -218,8 +218,11 @@ async function adoptOne(
   });
   deps.logger.info({ callId: record.callId, crm }, 'call already written to the CRM; local record caught up');
   // Drafts stored here that the CRM lacks (a followup.generated that joined this job while it was
-  // queued) are written by a job of their own, now (draftsJob.ts).
-  if (await queueUnwrittenDrafts(db, { callId: record.callId, crm, now })) {
+  // queued) are written by a job of their own, now (draftsJob.ts), when the mapping writes drafts.
+  const queued =
+    deps.mapping.writeback.followups !== null &&
+    (await queueUnwrittenDrafts(db, { callId: record.callId, crm, now }));
+  if (queued) {
     deps.logger.info(
       { callId: record.callId, crm },
       'adopted call has drafts not in the CRM; queued their write',
