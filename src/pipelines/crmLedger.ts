@@ -5,12 +5,12 @@
  * calls it has no record of, once per write-back batch. Calls the local database already knows
  * about cost nothing, so the steady state pays no CRM request for this.
  */
-import type { LinkMove, LinkMoveResult } from '../crm/relink.js';
-import type { CrmLookup, WrittenCall } from '../crm/types.js';
+import type { CrmLookup, LinkMove, LinkMoveResult, WrittenCall } from '../crm/types.js';
 import { linksOf, writtenQueryFor } from '../mapping/index.js';
 import type { Call } from '../service/types.js';
+import { queueUnwrittenDrafts } from '../store/draftsJob.js';
 import { claimFollowupGeneration } from '../store/followupClaims.js';
-import { followupsWrittenUpdate } from '../store/followupRepo.js';
+import { followupsWrittenUpdate } from '../store/followupWrites.js';
 import { mergeWarnings, type SyncStatusRecord } from '../store/syncStatus/row.js';
 import { transitionSyncStatus } from '../store/syncStatus/transitions.js';
 import { FOLLOWUP_UNCERTAIN } from './followups.js';
@@ -205,6 +205,18 @@ async function adoptOne(
     alongside: followupsWrittenUpdate(record.callId, written.followups, now) ?? undefined,
   });
   deps.logger.info({ callId: record.callId, crm }, 'call already written to the CRM; local record caught up');
+  // Drafts stored here that the CRM lacks (a followup.generated that joined this job while it was
+  // queued) are written by a job of their own, now (draftsJob.ts), when the mapping writes drafts.
+  const queued =
+    deps.mapping.writeback.followups !== null &&
+    (await queueUnwrittenDrafts(db, { callId: record.callId, crm, now }));
+  if (queued) {
+    deps.logger.info(
+      { callId: record.callId, crm },
+      'adopted call has drafts not in the CRM; queued their write',
+    );
+    return `${detail}; drafts not in the CRM queued`;
+  }
   return detail;
 }
 

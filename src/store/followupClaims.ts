@@ -7,8 +7,9 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
 import type { Db } from './database.js';
+import { draftsJobInsert } from './draftsJob.js';
 import { fenceHolds, fenceValues, heldSql, LeaseLostError, type Fence } from './fence.js';
-import { draftRowsOf, draftsInsertFrom, type DraftInput } from './followupRepo.js';
+import { draftRowsOf, draftsInsertFrom, lockCall, type DraftInput } from './followupRepo.js';
 import { runAsLive } from './livePriority.js';
 import { after, CALL_ID_ORDER } from './lockOrder.js';
 import { mergeWarnings } from './syncStatus/row.js';
@@ -119,8 +120,9 @@ export async function saveFollowupAnswer(
 ): Promise<void> {
   const { callId, crm, now } = input;
   // The drafts are the Service's whoever asked, so they are stored even by a run that lost its
-  // lease (the sweep writes them: housekeeping.ts); only the claim's settling is the run's.
-  // In the lock order (lockOrder.ts): the call's row, its drafts, then the fence's job.
+  // lease; only the claim's settling is the run's. New drafts this run will not write get their
+  // job in the same statement (draftsJob.ts): the call is written already, or the run lost its lease.
+  // In the lock order (lockOrder.ts): the call's row, its drafts, the fence's job, then queued jobs.
   const [row] = await db.$queryRaw<{ holds: boolean }[]>`
     WITH locked AS (${lockCall(callId, crm)}),
     drafts AS (${draftsInsertFrom(draftRowsOf(callId, input.drafts, now, after('locked')))}),
@@ -128,14 +130,17 @@ export async function saveFollowupAnswer(
     settled AS (
       UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
       FROM f WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL AND f.holds
-      RETURNING 1)
+      RETURNING 1),
+    jobs AS (${draftsJobInsert({
+      callId,
+      now,
+      afterCte: 'f',
+      when: Prisma.sql`EXISTS (SELECT 1 FROM drafts)
+        AND ((SELECT state FROM locked) = 'written_back' OR NOT (SELECT holds FROM f))`,
+    })})
     SELECT holds FROM f`;
   if (!row?.holds) throw new LeaseLostError(input.fence, `settling call ${callId}'s follow-up claim`);
 }
-
-/** Locks the call's sync_status row: first, in the lock order (lockOrder.ts). */
-const lockCall = (callId: string, crm: CrmName) =>
-  Prisma.sql`SELECT 1 FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE`;
 
 /**
  * Records that the claimed request was lost to an ambiguous failure: settles the claim with

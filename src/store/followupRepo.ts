@@ -2,6 +2,7 @@
  * Follow-up drafts the Service generated for a call, kept so that each is generated once
  * (POST /followups creates new drafts every time) and written to the CRM once per draft.
  */
+import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { PREPARED, unnestRows, type Columns } from './unnest.js';
@@ -150,30 +151,9 @@ function toDraftRecord(r: CallFollowupRow): FollowupDraftRecord {
   };
 }
 
-/** Records which CRM record each draft was written to. */
-export async function markFollowupsWritten(
-  db: Db,
-  callId: string,
-  written: { draftId: string; crmId: string }[],
-  now: Date,
-): Promise<void> {
-  const update = followupsWrittenUpdate(callId, written, now);
-  if (update) await db.$executeRaw(update);
-}
-
 /**
- * The statement of markFollowupsWritten, null when there is nothing to mark; the write-back also
- * runs it inside the call's move to written_back (transitionSyncStatus's `alongside`).
+ * Locks the call's sync_status row (first, in the lock order: lockOrder.ts); its state as the lock
+ * found it (a move committed while this waited included).
  */
-export function followupsWrittenUpdate(
-  callId: string,
-  written: { draftId: string; crmId: string }[],
-  now: Date,
-): Prisma.Sql | null {
-  if (written.length === 0) return null;
-  return Prisma.sql`
-    UPDATE call_followup c SET crm_id = w.crm_id, written_at = ${now}::timestamptz
-    FROM (VALUES ${Prisma.join(written.map((w) => Prisma.sql`(${w.draftId}, ${w.crmId})`))})
-      AS w (draft_id, crm_id)
-    WHERE c.call_id = ${callId} AND c.draft_id = w.draft_id`;
-}
+export const lockCall = (callId: string, crm: CrmName) =>
+  Prisma.sql`SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE`;

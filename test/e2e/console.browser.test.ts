@@ -11,7 +11,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 import {
   completeCall,
   createCall,

@@ -12,7 +12,7 @@ import { rawConfigSchema } from '../../src/config/schema.js';
 import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 
 export type Env = Record<string, string | undefined>;
 

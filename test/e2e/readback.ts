@@ -2,7 +2,7 @@
  * Reads what the worker wrote, straight from the in-process sandboxes: the Service's pushed
  * contexts and generated drafts, the CRM records and their links.
  */
-import { draftIdOfKey } from '../../src/mapping/draftKey.js';
+import { draftIdOfKey } from '../../src/crm/draftKey.js';
 import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
 import type { ServiceSandbox } from '../../src/sandbox/service/index.js';

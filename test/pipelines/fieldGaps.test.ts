@@ -15,7 +15,7 @@ import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbo
 import { CUSTOM_FIELDS } from '../../src/sandbox/salesforce/schema.js';
 import { listFieldGaps } from '../../src/store/fieldGapRepo.js';
 import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
-import { collectCrmStanding, crmStandingLines } from '../../src/worker/crmStanding.js';
+import { collectCrmStanding, crmStandingLines } from '../../src/ops/crmStanding.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';

@@ -15,7 +15,7 @@ import { saveFollowupDrafts } from '../../src/store/followupRepo.js';
 import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import { replayCall } from '../../src/worker/replay.js';
+import { replayCall } from '../../src/ops/replay.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const DRAFT = { id: 'd1', subject: 'Thanks', body: 'Next steps', to: ['a@b.c'] };

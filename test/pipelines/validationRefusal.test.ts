@@ -21,9 +21,9 @@ import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbo
 import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import { claimJobs } from '../../src/store/jobQueue.js';
 import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
-import { collectCrmStanding } from '../../src/worker/crmStanding.js';
+import { collectCrmStanding } from '../../src/ops/crmStanding.js';
 import { applyTryResult } from '../../src/worker/jobOutcome.js';
-import { replayFailed } from '../../src/worker/replay.js';
+import { replayFailed } from '../../src/ops/replay.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';

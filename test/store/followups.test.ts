@@ -4,9 +4,9 @@ import { claimFollowupGeneration, saveFollowupAnswer } from '../../src/store/fol
 import {
   listFollowupDrafts,
   listFollowupDraftsOf,
-  markFollowupsWritten,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
+import { markFollowupsWritten } from '../../src/store/followupWrites.js';
 import { isLive, runAsLive } from '../../src/store/livePriority.js';
 import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';

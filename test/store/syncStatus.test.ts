@@ -2,11 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError } from '../../src/sync/states.js';
 import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import { JOB_PRIORITY } from '../../src/store/jobRecord.js';
-import {
-  followupsWrittenUpdate,
-  listFollowupDrafts,
-  saveFollowupDrafts,
-} from '../../src/store/followupRepo.js';
+import { listFollowupDrafts, saveFollowupDrafts } from '../../src/store/followupRepo.js';
+import { followupsWrittenUpdate } from '../../src/store/followupWrites.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';
 import { upsertDiscovered, upsertDiscoveredEach } from '../../src/store/syncStatus/discovered.js';
 import { recordSyncError } from '../../src/store/syncStatus/errors.js';

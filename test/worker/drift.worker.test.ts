@@ -10,7 +10,7 @@ import { signWebhookBody } from '../../src/http/signature.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 import {
   adminPost,
   ROOMY_LIMITS,

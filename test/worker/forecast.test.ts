@@ -10,7 +10,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import { JOB_PRIORITY } from '../../src/store/jobRecord.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import { collectForecast, collectStatus, forecastTimes } from '../../src/worker/status.js';
+import { collectForecast, collectStatus, forecastTimes } from '../../src/ops/status.js';
 import { useMigratedDatabase } from '../store/helpers.js';
 
 const LIMITS: PlanLimits = { ratePerMinute: 60, burstPerSecond: 10, dailyCap: 1000 };

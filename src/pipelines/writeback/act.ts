@@ -9,7 +9,8 @@
 import { writeObject } from '../../crm/fieldGaps.js';
 import type { ActivityWrite, FollowupWrite } from '../../crm/types.js';
 import { buildActivity, buildFollowups } from '../../mapping/index.js';
-import { listFollowupDraftsOf, markFollowupsWritten } from '../../store/followupRepo.js';
+import { listFollowupDraftsOf } from '../../store/followupRepo.js';
+import { markFollowupsWritten } from '../../store/followupWrites.js';
 import { getSyncStatuses } from '../../store/syncStatus/queries.js';
 import { transitionSyncStatuses } from '../../store/syncStatus/transitions.js';
 import { generateAfterStamp, upsertActivities } from '../activityWrite.js';
@@ -164,7 +165,7 @@ export async function writeToCrm(
       });
       if (failed && !failed.ok) {
         // The drafts that did go in stay recorded, so the retry does not write them again.
-        await markFollowupsWritten(db, w.callId, done, new Date(clock.now()));
+        await markFollowupsWritten(db, w.callId, done, new Date(clock.now()), { fence: w.item.run?.fence });
         fail(w, failed.error);
         continue;
       }

@@ -5,7 +5,7 @@
  * transition table's path (syncPath), fenced by the job run's lease.
  */
 import type { WriteResult } from '../../crm/types.js';
-import { followupsWrittenUpdate, markFollowupsWritten } from '../../store/followupRepo.js';
+import { followupsWrittenUpdate, markFollowupsWritten } from '../../store/followupWrites.js';
 import { endSync } from '../../store/syncMoves.js';
 import { mergeWarnings, type SyncStatusRecord } from '../../store/syncStatus/row.js';
 import { transitionSyncStatus } from '../../store/syncStatus/transitions.js';
@@ -69,14 +69,9 @@ export async function recordWritten(
   const now = new Date(clock.now());
   const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followups.map((f) => f.crmId)])];
   if (w.followupsOnly) {
-    await markFollowupsWritten(db, w.callId, followups, now);
-    await db.syncStatus.update({
-      where: { callId_crm: { callId: w.callId, crm } },
-      data: {
-        crmFollowupIds: allFollowupIds,
-        warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
-        updatedAt: now,
-      },
+    await markFollowupsWritten(db, w.callId, followups, now, {
+      fence: w.item.run?.fence,
+      call: { crm, warnings: mergeWarnings(status?.warnings ?? [], w.warnings) },
     });
     return;
   }

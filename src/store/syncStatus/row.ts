@@ -2,7 +2,7 @@
  * The sync_status row as the rest of crm-sync sees it: the record, its mapping from Prisma and
  * raw-SQL rows, and the warnings kept on it.
  */
-import type { MatchDecision } from '../../crm/match/types.js';
+import type { MatchDecision } from '../../crm/types.js';
 import type { CrmName } from '../../crm/types.js';
 import type { SyncStatus as SyncStatusRow } from '../../generated/prisma/client.js';
 import { isSyncState, type SyncState } from '../../sync/states.js';

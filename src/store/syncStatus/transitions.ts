@@ -2,7 +2,7 @@
  * A call's state moves: one statement each that checks the transition table (src/sync/states.ts),
  * the job run's fence (src/store/fence.ts) and records the move in sync_event.
  */
-import type { MatchDecision } from '../../crm/match/types.js';
+import type { MatchDecision } from '../../crm/types.js';
 import type { CrmName } from '../../crm/types.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { assertTransition, canTransition, SYNC_STATES, type SyncState } from '../../sync/states.js';
