@@ -7,8 +7,9 @@
  * state (the run now holding the call may have read its drafts before they came). The job goes in
  * under the call's write-back key, so it joins a queued one or waits behind a running one; it
  * finds the call written and writes only the drafts without a CRM record (a drafts-only write:
- * pipelines/writeback/decide.ts, act.ts), each upserted on call id and draft id. A `followup.generated` delivery queues its
- * own job for a new draft (route.ts); `requeueOrphanDrafts` (housekeeping.ts) stays the safety net.
+ * pipelines/writeback/decide.ts, act.ts), each upserted on call id and draft id. A
+ * `followup.generated` delivery queues its own job for a new draft (route.ts);
+ * `requeueOrphanDrafts` (housekeeping.ts) stays the safety net.
  */
 import type { CrmName } from '../crm/types.js';
 import { Prisma } from '../generated/prisma/client.js';
