@@ -11,7 +11,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import type { PipelineDeps } from '../../src/pipelines/deps.js';
 import { createLookupCache } from '../../src/pipelines/lookupCache.js';
 import { runWritebackBatch, type WritebackResult } from '../../src/pipelines/writeback.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createServiceClient } from '../../src/service/index.js';
 import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';

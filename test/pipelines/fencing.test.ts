@@ -13,7 +13,7 @@ import { FOLLOWUP_UNCERTAIN } from '../../src/pipelines/followups.js';
 import { createJobRun } from '../../src/pipelines/jobRun.js';
 import { writebackJobKey, JOB_PRIORITY, type WritebackJobPayload } from '../../src/pipelines/jobs.js';
 import { runWritebackBatch, type WritebackItem } from '../../src/pipelines/writeback.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { LeaseLostError } from '../../src/store/fence.js';
 import { listFollowupDrafts } from '../../src/store/followupRepo.js';
 import {

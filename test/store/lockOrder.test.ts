@@ -31,7 +31,7 @@ import {
   requeueExpiredJobs,
 } from '../../src/store/jobQueue.js';
 import { storeRound } from '../../src/store/inboxRound.js';
-import { seededRandom } from '../../src/sandbox/service/rng.js';
+import { seededRandom } from '@crm-sync/sandboxes/service/rng';
 import {
   transitionSyncStatus,
   transitionSyncStatuses,

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { COUNTS_DIR_ENV } from '../../src/sandbox/hubspot/prefixCounts.js';
+import { COUNTS_DIR_ENV } from '@crm-sync/sandboxes/hubspot/prefixCounts';
 import { formatReport, sumCounts, type RequestsReport } from './hubspotRequests.js';
 
 /**

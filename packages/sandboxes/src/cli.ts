@@ -1,10 +1,13 @@
-import { Option, type Command } from 'commander';
+import { Command, Option } from 'commander';
 
-/** `crm-sync sandbox <service|hubspot|salesforce>`: local stand-ins for the real APIs. */
-export function registerSandbox(program: Command): void {
-  const sandbox = program
-    .command('sandbox')
-    .description('Run a local sandbox of the Service, HubSpot or Salesforce');
+/**
+ * `crm-sync-sandbox <service|hubspot|salesforce>`: local stand-ins for the real APIs. Each sandbox
+ * is loaded only when asked for.
+ */
+export function sandboxProgram(): Command {
+  const sandbox = new Command('crm-sync-sandbox').description(
+    'Run a local sandbox of the Service, HubSpot or Salesforce',
+  );
   sandbox
     .command('service')
     .description('Serve the Service API (spec + CONTRACT.md) with seeded calls, limits and signed webhooks')
@@ -31,7 +34,7 @@ export function registerSandbox(program: Command): void {
     )
     .addOption(envOption('SERVICE', '--fault-seed <n>', 'seed of the fault draws', 'FAULT_SEED'))
     .action(async (opts) => {
-      const { runServiceSandbox } = await loadSandbox(() => import('../../sandbox/service/main.js'));
+      const { runServiceSandbox } = await import('./service/main.js');
       await runServiceSandbox(opts);
     });
   const hubspot = sandbox
@@ -44,7 +47,7 @@ export function registerSandbox(program: Command): void {
     )
     .addOption(envOption('HUBSPOT', '--window-ms <ms>', 'rate window length (default 10000)', 'WINDOW_MS'));
   crmFaultOptions(hubspot, 'HUBSPOT', '429 TEN_SECONDLY_ROLLING').action(async (opts) => {
-    const { runHubSpotSandbox } = await loadSandbox(() => import('../../sandbox/hubspot/main.js'));
+    const { runHubSpotSandbox } = await import('./hubspot/main.js');
     await runHubSpotSandbox(opts);
   });
   const salesforce = sandbox
@@ -54,10 +57,11 @@ export function registerSandbox(program: Command): void {
     .option('--host <host>', 'address to bind', '127.0.0.1');
   crmFaultOptions(salesforce, 'SALESFORCE', '403 REQUEST_LIMIT_EXCEEDED (concurrent)').action(
     async (opts) => {
-      const { runSalesforceSandbox } = await loadSandbox(() => import('../../sandbox/salesforce/main.js'));
+      const { runSalesforceSandbox } = await import('./salesforce/main.js');
       await runSalesforceSandbox(opts);
     },
   );
+  return sandbox;
 }
 
 /** Fault settings also come from SANDBOX_<SANDBOX>_<NAME> variables, for scripts that start a sandbox. */
@@ -72,20 +76,4 @@ function crmFaultOptions(command: Command, sandbox: 'HUBSPOT' | 'SALESFORCE', li
     .addOption(envOption(sandbox, '--error-rate <r>', 'share answered 500/502/503', 'ERROR_RATE'))
     .addOption(envOption(sandbox, '--fault-seed <n>', 'seed of the fault draws', 'FAULT_SEED'))
     .addOption(envOption(sandbox, '--token-ttl-ms <ms>', 'lifetime of issued access tokens', 'TOKEN_TTL_MS'));
-}
-
-/** The Docker image leaves the sandboxes out (test stand-ins); say so instead of a bare import error. */
-async function loadSandbox<T>(load: () => Promise<T>): Promise<T> {
-  try {
-    return await load();
-  } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND';
-    if (missing && /[\\/]sandbox[\\/]/.test((err as Error).message)) {
-      throw new Error(
-        'the sandboxes are not part of this installation (the Docker image leaves them out); run them from a source checkout',
-        { cause: err },
-      );
-    }
-    throw err;
-  }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import { errorBody, type HubSpotErrorBody } from './errors.js';
 
 /**

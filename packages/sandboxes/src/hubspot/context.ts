@@ -1,4 +1,4 @@
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import type { CrmFaultInjector } from '../crmFaults.js';
 import type { SandboxAuth } from './auth.js';
 import { validationError } from './errors.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { systemClock, type Clock } from '../../util/clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFaults.js';
 import { seededRandom } from '../service/rng.js';
 import { SandboxAuth, type OAuthApp } from './auth.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import type { RateLimitPolicy } from './errors.js';
 
 /**

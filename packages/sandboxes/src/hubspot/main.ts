@@ -2,7 +2,7 @@ import { crmFaultOptions, toNumber } from '../cliOptions.js';
 import { runUntilSignal } from '../runUntilSignal.js';
 import { startHubSpotSandbox } from './index.js';
 
-/** `crm-sync sandbox hubspot`: serves the sandbox until SIGINT/SIGTERM. */
+/** `crm-sync-sandbox hubspot`: serves the sandbox until SIGINT/SIGTERM. */
 export async function runHubSpotSandbox(opts: Record<string, string | undefined>): Promise<void> {
   const port = Number(opts.port ?? '0');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${opts.port}`);

@@ -1,4 +1,4 @@
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import { httpError, propertyValuesError, type PropertyProblem, type SandboxHttpError } from './errors.js';
 import {
   DEFAULT_PROPERTIES,

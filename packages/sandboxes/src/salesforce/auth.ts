@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, verify, type KeyObject } from 'node:crypto';
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 
 export interface OAuthApp {
   clientId: string;

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock } from '../../util/clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { CrmFaultRates } from '../crmFaults.js';
 import { createSandboxServer } from './server.js';
 import { SalesforceSandboxState } from './state.js';

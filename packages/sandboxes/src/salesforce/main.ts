@@ -2,7 +2,7 @@ import { crmFaultOptions, toNumber } from '../cliOptions.js';
 import { runUntilSignal } from '../runUntilSignal.js';
 import { startSalesforceSandbox } from './index.js';
 
-/** `crm-sync sandbox salesforce`: serves until SIGINT/SIGTERM. */
+/** `crm-sync-sandbox salesforce`: serves until SIGINT/SIGTERM. */
 export async function runSalesforceSandbox(opts: Record<string, string | undefined>): Promise<void> {
   const port = Number(opts.port ?? '0');
   if (!Number.isInteger(port) || port < 0 || port > 65535)

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import { mergeCrmFaultRates } from '../crmFaults.js';
 import { handleRest } from './rest.js';
 import type { FaultSpec, SalesforceSandboxState } from './state.js';

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, createPublicKey, type KeyObject } from 'node:crypto';
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import { CrmFaultInjector, NO_CRM_FAULTS, type CrmFaultRates } from '../crmFaults.js';
 import { seededRandom } from '../service/rng.js';
 import { TokenIssuer } from './auth.js';

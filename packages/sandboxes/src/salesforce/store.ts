@@ -1,4 +1,4 @@
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import { findField, isNumberType, isStringType, type FieldDef, type ObjectDef } from './schema.js';
 
 export type SfRecord = Record<string, unknown> & { Id: string };

@@ -3,7 +3,7 @@
  * life, read what clients sent, change faults and settings at run time, replay webhooks.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PlanLimits } from '../../budget/plans.js';
+import type { PlanLimits } from './plans.js';
 import { parseReplayRequest, selectReplay } from './events.js';
 import { mergeFaults } from './faults.js';
 import { parseFaultScript } from './faultScript.js';

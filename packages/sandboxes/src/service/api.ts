@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import type { FollowupRequestBody } from './content.js';
 import { readBody, readJsonBody, sendError, sendJson } from './http.js';
 import type { CallLifecycle } from './lifecycle.js';

@@ -3,7 +3,7 @@
  * handed to the dispatcher. The log is what the admin replay re-sends.
  */
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import { shuffled, type Random } from './rng.js';
 import type { SandboxState } from './state.js';
 import type { EmittedEvent, EventType, WebhookEvent } from './types.js';

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
-import { sleep, type Clock } from '../../util/clock.js';
+import { sleep, type Clock } from '../clock.js';
 import { errorPage, faultLabel, isAmbiguous, type FaultDecision } from './faults.js';
 import { sendError } from './http.js';
 import type { SandboxState } from './state.js';

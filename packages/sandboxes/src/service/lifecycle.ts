@@ -3,7 +3,7 @@
  * created -> in_progress (call.started); complete -> completed (call.completed), transcript made ->
  * processing (transcript.ready), after `analysisDelayMs` -> analyzed (analysis.ready).
  */
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import { makeFollowupDrafts, type FollowupRequestBody } from './content.js';
 import type { EmitEvent } from './events.js';
 import { hexId, intBetween, pick, seededRandom, type Random } from './rng.js';

@@ -6,8 +6,8 @@
  * never share a span. Rejected requests are not recorded. All arithmetic is here, time comes from
  * the injected clock, so the limiter is tested with FakeClock.
  */
-import type { PlanLimits } from '../../budget/plans.js';
-import type { Clock } from '../../util/clock.js';
+import type { PlanLimits } from './plans.js';
+import type { Clock } from '../clock.js';
 
 export const SECOND_MS = 1000;
 export const MINUTE_MS = 60_000;

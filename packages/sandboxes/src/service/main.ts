@@ -1,8 +1,8 @@
 /**
- * `crm-sync sandbox service`: runs the Service sandbox until SIGINT/SIGTERM. The first stdout line
+ * `crm-sync-sandbox service`: runs the Service sandbox until SIGINT/SIGTERM. The first stdout line
  * is `service sandbox listening on http://HOST:PORT (...)`, which scripts parse for the URL.
  */
-import { PLAN_NAMES, type PlanName } from '../../budget/plans.js';
+import { PLAN_NAMES, type PlanName } from './plans.js';
 import { NO_FAULTS } from './faults.js';
 import { startServiceSandbox } from './index.js';
 import { seededRandom } from './rng.js';

@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { sleep } from '../../util/clock.js';
+import { sleep } from '../clock.js';
 import { matchApiRoute, streamRecording, type ApiDeps } from './api.js';
 import { injectFault } from './faultInjection.js';
 import { decideFault } from './faults.js';

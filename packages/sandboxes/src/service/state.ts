@@ -2,7 +2,7 @@
  * Everything the sandbox holds in memory: calls, pushed contexts, follow-up drafts, emitted events,
  * counters and the settings the admin API may change at run time. Tests read it in-process.
  */
-import type { PlanLimits } from '../../budget/plans.js';
+import type { PlanLimits } from './plans.js';
 import { RequestCounters, type CountersSnapshot } from './counters.js';
 import type { FaultRecord } from './faultInjection.js';
 import type { FaultSettings } from './faults.js';

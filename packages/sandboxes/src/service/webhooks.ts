@@ -6,7 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock } from '../../util/clock.js';
+import type { Clock } from '../clock.js';
 import type { WebhookCounters } from './counters.js';
 
 export const SIGNATURE_HEADER = 'x-service-signature';

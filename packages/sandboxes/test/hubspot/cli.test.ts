@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startSandboxCli } from '../support/sandboxCli.js';
 
-describe('crm-sync sandbox hubspot: chaos options', () => {
+describe('crm-sync-sandbox hubspot: chaos options', () => {
   it('takes fault rates from flags and SANDBOX_HUBSPOT_* variables and answers 5xx at them', async () => {
     const sandbox = await startSandboxCli(['hubspot', '--port', '0', '--rate-limit-rate', '0'], {
       SANDBOX_HUBSPOT_ERROR_RATE: '1',

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { FakeClock } from '../../src/util/fakeClock.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/hubspot/index.js';
+import { FakeClock } from '../../../../src/util/fakeClock.js';
+
+const MAIN = new URL('../../src/hubspot/main.ts', import.meta.url).href;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON read back from the wire, checked by the assertions
 type Json = any;
@@ -314,7 +316,7 @@ describe('HubSpot sandbox over raw HTTP', () => {
         '--import',
         'tsx',
         '-e',
-        "import('./src/sandbox/hubspot/main.ts').then((m) => m.runHubSpotSandbox({ port: '0' }))",
+        `import(${JSON.stringify(MAIN)}).then((m) => m.runHubSpotSandbox({ port: '0' }))`,
       ],
       { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startSandboxCli } from '../support/sandboxCli.js';
 
-describe('crm-sync sandbox salesforce: chaos options', () => {
+describe('crm-sync-sandbox salesforce: chaos options', () => {
   it('answers REQUEST_LIMIT_EXCEEDED at the rate SANDBOX_SALESFORCE_RATE_LIMIT_RATE sets', async () => {
     const sandbox = await startSandboxCli(['salesforce', '--port', '0', '--token-ttl-ms', '60000'], {
       SANDBOX_SALESFORCE_RATE_LIMIT_RATE: '1',

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { signJwtAssertion } from '../../src/crm/salesforce/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { FakeClock } from '../../src/util/fakeClock.js';
-import { adminPost, testJwtKeys } from './helpers.js';
+import { signJwtAssertion } from '../../../../src/crm/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/salesforce/index.js';
+import { FakeClock } from '../../../../src/util/fakeClock.js';
+import { adminPost, testJwtKeys } from '../../../../test/crm-salesforce/helpers.js';
 
 let sb: SalesforceSandbox;
 const clock = new FakeClock(Date.UTC(2026, 0, 20, 12));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServiceSandbox, type CallJson, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startServiceSandbox, type CallJson, type ServiceSandbox } from '../../src/service/index.js';
 import { admin, api, ROOMY_LIMITS } from './helpers.js';
 
 interface Page {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startSandboxCli } from '../support/sandboxCli.js';
 
-describe('crm-sync sandbox service', () => {
+describe('crm-sync-sandbox service', () => {
   it('prints its URL on the first line, serves, and stops cleanly on SIGTERM', async () => {
     const sandbox = await startSandboxCli(
       ['service', '--port', '0', '--plan', 'team', '--seed', '4', '--throttle-rate', '0.25'],

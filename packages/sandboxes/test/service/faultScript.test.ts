@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { FaultRecord } from '../../src/sandbox/service/faultInjection.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
-import { FakeClock } from '../../src/util/fakeClock.js';
+import type { FaultRecord } from '../../src/service/faultInjection.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/service/index.js';
+import { FakeClock } from '../../../../src/util/fakeClock.js';
 import { admin, api, ROOMY_LIMITS } from './helpers.js';
 
 let sandbox: ServiceSandbox;

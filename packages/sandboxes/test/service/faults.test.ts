@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { decideFault, NO_FAULTS } from '../../src/sandbox/service/faults.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { decideFault, NO_FAULTS } from '../../src/service/faults.js';
+import { startServiceSandbox, type ServiceSandbox } from '../../src/service/index.js';
 import { admin, api, ROOMY_LIMITS } from './helpers.js';
 
 let sandbox: ServiceSandbox | undefined;

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { ServiceSandbox } from '../../src/service/index.js';
 
 /** Limits high enough that endpoint tests never meet the limiter. */
 export const ROOMY_LIMITS = { ratePerMinute: 100_000, burstPerSecond: 10_000, dailyCap: null };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { PlanLimits } from '../../src/budget/plans.js';
-import { decide, SlidingWindowLimiter, type LimitDecision } from '../../src/sandbox/service/limiter.js';
-import { formatRetryAfter } from '../../src/sandbox/service/retryAfter.js';
-import { seededRandom } from '../../src/sandbox/service/rng.js';
-import { FakeClock } from '../../src/util/fakeClock.js';
+import type { PlanLimits } from '../../src/service/plans.js';
+import { decide, SlidingWindowLimiter, type LimitDecision } from '../../src/service/limiter.js';
+import { formatRetryAfter } from '../../src/service/retryAfter.js';
+import { seededRandom } from '../../src/service/rng.js';
+import { FakeClock } from '../../../../src/util/fakeClock.js';
 
 const SALES: PlanLimits = { ratePerMinute: 60, burstPerSecond: 10, dailyCap: 10_000 };
 

@@ -3,8 +3,8 @@ import {
   startServiceSandbox,
   type ServiceSandbox,
   type ServiceSandboxOptions,
-} from '../../src/sandbox/service/index.js';
-import { FakeClock } from '../../src/util/fakeClock.js';
+} from '../../src/service/index.js';
+import { FakeClock } from '../../../../src/util/fakeClock.js';
 import { admin, api } from './helpers.js';
 
 let sandbox: ServiceSandbox | undefined;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Readable } from 'node:stream';
-import { recordingStream } from '../../src/sandbox/service/recording.js';
-import { SANDBOX_PARTICIPANTS, seedCalls } from '../../src/sandbox/service/seed.js';
-import { callToJson } from '../../src/sandbox/service/types.js';
+import { recordingStream } from '../../src/service/recording.js';
+import { SANDBOX_PARTICIPANTS, seedCalls } from '../../src/service/seed.js';
+import { callToJson } from '../../src/service/types.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 

@@ -2,9 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startServiceSandbox, type CallJson, type ServiceSandbox } from '../../src/sandbox/service/index.js';
-import { WebhookDispatcher } from '../../src/sandbox/service/webhooks.js';
-import { FakeClock } from '../../src/util/fakeClock.js';
+import { startServiceSandbox, type CallJson, type ServiceSandbox } from '../../src/service/index.js';
+import { WebhookDispatcher } from '../../src/service/webhooks.js';
+import { FakeClock } from '../../../../src/util/fakeClock.js';
 import { admin, api, Receiver, ROOMY_LIMITS } from './helpers.js';
 
 const SECRET = 'whsec-test-3f9a';

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 export interface SandboxCli {
   /** The URL from the first line the sandbox prints. */
@@ -11,9 +12,12 @@ export interface SandboxCli {
   stop(): Promise<number | null>;
 }
 
-/** Runs `crm-sync sandbox ARGS` as a process and waits for its `listening on URL` line. */
+/** The package's bin, run as `npx crm-sync-sandbox` runs it. */
+const BIN = fileURLToPath(new URL('../../bin/crm-sync-sandbox.js', import.meta.url));
+
+/** Runs `crm-sync-sandbox ARGS` as a process and waits for its `listening on URL` line. */
 export async function startSandboxCli(args: string[], env: Record<string, string> = {}): Promise<SandboxCli> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sandbox', ...args], {
+  const child = spawn(process.execPath, [BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });
