@@ -1,4 +1,3 @@
-import type { Problem } from './store.js';
 import { randomUUID } from 'node:crypto';
 
 /**
@@ -65,6 +64,10 @@ export interface PropertyProblem {
   error: string;
   message: string;
 }
+
+/** What the store's value check found wrong with a write (errors.ts owns it: store.ts produces it). */
+export type Problem =
+  { kind: 'invalid'; problems: PropertyProblem[] } | { kind: 'conflict'; error: SandboxHttpError };
 
 /** HubSpot embeds the per-property problems as JSON in the message and lists them in `errors`. */
 export function propertyValuesError(problems: PropertyProblem[]): SandboxHttpError {

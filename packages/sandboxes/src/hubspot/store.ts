@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { httpError, propertyValuesError, type PropertyProblem, type SandboxHttpError } from './errors.js';
+import { httpError, propertyValuesError, type Problem, type PropertyProblem } from './errors.js';
 import {
   DEFAULT_PROPERTIES,
   MAX_STRING_LENGTH,
@@ -21,9 +21,6 @@ export interface Owner {
   lastName: string;
   userId: number;
 }
-
-export type Problem =
-  { kind: 'invalid'; problems: PropertyProblem[] } | { kind: 'conflict'; error: SandboxHttpError };
 
 /** The sandbox's portal: objects, property definitions, associations and owners, in memory. */
 export class HubSpotStore {

@@ -11,22 +11,6 @@ import { errorPage, faultLabel, isAmbiguous, type FaultDecision } from './faults
 import { sendError } from './http.js';
 import type { SandboxState } from './state.js';
 
-/** One faulted API request, as `GET /_admin/faults/log` shows it. */
-export interface FaultRecord {
-  at: string;
-  /** Endpoint label, e.g. `POST /v1/calls/:id/followups`. */
-  endpoint: string;
-  callId?: string;
-  /** `500`, `502`, `503`, `429`, `stall`, `drop-before`, `drop-mid`. */
-  fault: string;
-  /** The client cannot tell whether the request was acted on. */
-  ambiguous: boolean;
-  /** The request had its side effect (a write whose handler answered 2xx). */
-  acted: boolean;
-  /** From POST /_admin/faults/next rather than the random rates. */
-  scripted: boolean;
-}
-
 export interface FaultTarget {
   clock: Clock;
   state: SandboxState;

@@ -4,7 +4,7 @@
  */
 import type { PlanLimits } from './plans.js';
 import { RequestCounters, type CountersSnapshot } from './counters.js';
-import type { FaultRecord } from './faultInjection.js';
+import type { FaultRecord } from './faultRecord.js';
 import type { FaultSettings } from './faults.js';
 import { FaultScripts } from './faultScript.js';
 import { compareCalls } from './listing.js';

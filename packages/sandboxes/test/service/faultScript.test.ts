@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { FaultRecord } from '../../src/service/faultInjection.js';
+import type { FaultRecord } from '../../src/service/faultRecord.js';
 import { startServiceSandbox, type ServiceSandbox } from '../../src/service/index.js';
 import { FakeClock } from '../../../../src/util/fakeClock.js';
 import { admin, api, ROOMY_LIMITS } from './helpers.js';
