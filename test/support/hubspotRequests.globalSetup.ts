@@ -6,7 +6,7 @@ import { formatReport, sumCounts, type RequestsReport } from './hubspotRequests.
 
 /**
  * Vitest global setup: every HubSpot sandbox of the run (in any worker process, or a child process
- * such as `crm-sync sandbox hubspot`, which inherits the environment) writes its request counts to
+ * such as `crm-sync-sandbox hubspot`, which inherits the environment) writes its request counts to
  * one directory; teardown sums them into test-results/hubspot-requests.json, prints the table, and
  * fails the run when any sandbox saw a numbered-version (legacy) path it did not expect.
  */
