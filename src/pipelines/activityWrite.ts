@@ -9,7 +9,7 @@ import { generateFollowupsOnce } from './followups.js';
 import { writeObject } from '../crm/fieldGaps.js';
 import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
 import { activityReadsFollowups } from './followupStamp.js';
-import type { PreparedWrite } from './writeback.js';
+import type { PreparedWrite } from './types.js';
 import { sideEffect, stillGoing } from './jobRun.js';
 
 /**

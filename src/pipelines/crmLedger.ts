@@ -13,7 +13,7 @@ import { claimFollowupGeneration, followupsWrittenUpdate } from '../store/follow
 import { mergeWarnings, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import { FOLLOWUP_UNCERTAIN } from './followups.js';
 import type { PipelineDeps } from './deps.js';
-import { moveTo } from './writeback.js';
+import { moveTo } from './moveTo.js';
 import { sideEffect, stillGoing, type JobRun } from './jobRun.js';
 
 /** What the check needs of the pipeline's dependencies. */

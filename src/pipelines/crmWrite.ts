@@ -20,7 +20,8 @@ import { generateAfterStamp, upsertActivities } from './activityWrite.js';
 import { writeObject } from '../crm/fieldGaps.js';
 import { fieldGapWarnings, writeAroundGaps } from './fieldGaps.js';
 import { stamped } from './followupStamp.js';
-import { moveTo, type PreparedWrite, type WritebackResult } from './writeback.js';
+import { moveTo } from './moveTo.js';
+import type { PreparedWrite, WritebackResult } from './types.js';
 import { sideEffect, stillGoing } from './jobRun.js';
 
 export async function writeToCrm(

@@ -29,7 +29,7 @@ import {
 import { runAsLive } from '../store/livePriority.js';
 import { retryWhileDatabaseAway } from '../store/whileAway.js';
 import type { PipelineDeps } from './deps.js';
-import type { WritebackItem } from './writeback.js';
+import type { WritebackItem } from './types.js';
 
 export const FOLLOWUP_UNCERTAIN = 'FOLLOWUP_UNCERTAIN';
 

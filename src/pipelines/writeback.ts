@@ -5,61 +5,26 @@
  * its batch APIs; the Service reads happen per call, each paid from the budget. One call's
  * trouble never fails its batch-mates: every step records its error on that call alone.
  */
-import type { Priority } from '../budget/types.js';
-import type { CrmLookup } from '../crm/types.js';
 import { ServiceNotReadyError } from '../service/errors.js';
 import type { Analysis, Call } from '../service/types.js';
 import { listFollowupDraftsOf, type DraftInput, type FollowupDraftRecord } from '../store/followupRepo.js';
-import { endSync, moveSyncStatus } from '../store/syncMoves.js';
+import { endSync } from '../store/syncMoves.js';
 import {
   getSyncStatuses,
   upsertDiscovered,
   upsertDiscoveredEach,
   type SyncStatusRecord,
 } from '../store/syncStatusRepo.js';
-import type { SyncState } from '../sync/states.js';
 import { noMatchReason } from '../sync/skipReasons.js';
 import { callFactsOf } from './callFacts.js';
 import { adoptAll, holdsEverything, readLedger, type Adoption, type Ledger } from './crmLedger.js';
 import { writeToCrm } from './crmWrite.js';
 import type { PipelineDeps } from './deps.js';
-import type { WritebackJobPayload } from './jobs.js';
-import type { JobRun } from './jobRun.js';
-import type { Fence } from '../store/fence.js';
 import { analysisGiveUpReason, analysisWaitMs } from './analysisWait.js';
 import { callPhaseOf, endedReason } from './callStatus.js';
+import { moveTo } from './moveTo.js';
 import { ANALYSIS_SAFETY_CHECK_MS } from './route.js';
-
-export type WritebackResult =
-  | { kind: 'done'; detail: string }
-  | { kind: 'later'; delayMs: number; detail: string }
-  | { kind: 'error'; error: unknown };
-
-export interface WritebackItem {
-  jobId: number;
-  payload: WritebackJobPayload;
-  priority: Priority;
-  /** The job run: its lease fences the item's writes, its signal stops its side effects (jobRun.ts). */
-  run?: JobRun | undefined;
-}
-
-export interface PreparedWrite {
-  item: WritebackItem;
-  callId: string;
-  call: Call;
-  analysis: Analysis;
-  lookup: CrmLookup;
-  drafts: DraftInput[];
-  /**
-   * Follow-ups are to be asked for, once the activity is written with its generation stamp
-   * (crmWrite.ts): for whom, and whether the batch read of the row found a claim already.
-   */
-  generate?: { email: string; claimed: boolean } | undefined;
-  /** The activity is already written; only drafts that arrived since are to be written. */
-  followupsOnly: boolean;
-  /** Optional mapped fields left out of this write, for the call's warnings. */
-  warnings: string[];
-}
+import type { PreparedWrite, WritebackItem, WritebackResult } from './types.js';
 
 type Prepared =
   | { kind: 'result'; result: WritebackResult }
@@ -278,27 +243,6 @@ async function waitForAnalysis(
   if (giveUp) return settle(deps, item, record, 'failed', giveUp, 'SERVICE_NOT_READY');
   await moveTo(deps, record, 'awaiting_analysis', why, item.run?.fence);
   return later(analysisWaitMs(age, floorMs), `${why}; waiting for its analysis`);
-}
-
-/** Moves the call to `to` from where the record saw it, along the table's path (syncPath). */
-export async function moveTo(
-  deps: Pick<PipelineDeps, 'db' | 'crmName' | 'clock'>,
-  record: Pick<SyncStatusRecord, 'callId' | 'state'>,
-  to: SyncState,
-  detail: string,
-  /** The job run moving it (src/store/fence.ts). */
-  fence?: Fence,
-): Promise<void> {
-  const now = new Date(deps.clock.now());
-  await moveSyncStatus(deps.db, {
-    callId: record.callId,
-    crm: deps.crmName,
-    from: record.state,
-    to,
-    now,
-    detail,
-    fence,
-  });
 }
 
 /** Ends the call's work as skipped or failed (endSync: a call already at an end keeps it). */

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CrmAdapter } from '../../src/crm/types.js';
 import { loadMappings } from '../../src/mapping/index.js';
-import { moveTo } from '../../src/pipelines/writeback.js';
+import { moveTo } from '../../src/pipelines/moveTo.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { requeueStrandedCalls, STRANDED_AFTER_MS } from '../../src/worker/housekeeping.js';
