@@ -2,11 +2,11 @@ import type { Command } from 'commander';
 import { UsageError } from '../usageError.js';
 
 /**
- * `crm-sync sandbox` ran the local stand-ins of the Service, HubSpot and Salesforce until they
- * moved to the development package packages/sandboxes (never part of an installation): say where
- * they went rather than "unknown command".
+ * Commands that left crm-sync say where they went rather than "unknown command". `crm-sync sandbox`
+ * ran the local stand-ins of the Service, HubSpot and Salesforce until they moved to the
+ * development package packages/sandboxes (never part of an installation).
  */
-export function registerSandboxMoved(program: Command): void {
+export function registerMovedCommands(program: Command): void {
   program
     .command('sandbox', { hidden: true })
     .allowUnknownOption()
