@@ -9,7 +9,9 @@ import type { LinkMove, LinkMoveResult } from '../crm/relink.js';
 import type { CrmLookup, WrittenCall } from '../crm/types.js';
 import { linksOf, writtenQueryFor, type Mapping } from '../mapping/index.js';
 import type { Call } from '../service/types.js';
-import { claimFollowupGeneration, followupsWrittenUpdate } from '../store/followupRepo.js';
+import { queueUnwrittenDrafts } from '../store/draftsJob.js';
+import { claimFollowupGeneration } from '../store/followupRepo.js';
+import { followupsWrittenUpdate } from '../store/followupWrites.js';
 import { mergeWarnings, transitionSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';
 import { FOLLOWUP_UNCERTAIN } from './followups.js';
 import type { PipelineDeps } from './deps.js';
@@ -215,6 +217,18 @@ async function adoptOne(
     alongside: followupsWrittenUpdate(record.callId, written.followups, now) ?? undefined,
   });
   deps.logger.info({ callId: record.callId, crm }, 'call already written to the CRM; local record caught up');
+  // Drafts stored here that the CRM lacks (a followup.generated that joined this job while it was
+  // queued) are written by a job of their own, now (draftsJob.ts), when the mapping writes drafts.
+  const queued =
+    deps.mapping.writeback.followups !== null &&
+    (await queueUnwrittenDrafts(db, { callId: record.callId, crm, now }));
+  if (queued) {
+    deps.logger.info(
+      { callId: record.callId, crm },
+      'adopted call has drafts not in the CRM; queued their write',
+    );
+    return `${detail}; drafts not in the CRM queued`;
+  }
   return detail;
 }
 

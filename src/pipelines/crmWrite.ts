@@ -6,7 +6,8 @@
  */
 import type { ActivityWrite, FollowupWrite, WriteResult } from '../crm/types.js';
 import { buildActivity, buildFollowups } from '../mapping/index.js';
-import { followupsWrittenUpdate, listFollowupDraftsOf, markFollowupsWritten } from '../store/followupRepo.js';
+import { listFollowupDraftsOf } from '../store/followupRepo.js';
+import { followupsWrittenUpdate, markFollowupsWritten } from '../store/followupWrites.js';
 import {
   getSyncStatuses,
   mergeWarnings,
@@ -166,7 +167,7 @@ export async function writeToCrm(
       });
       if (failed && !failed.ok) {
         // The drafts that did go in stay recorded, so the retry does not write them again.
-        await markFollowupsWritten(db, w.callId, done, new Date(clock.now()));
+        await markFollowupsWritten(db, w.callId, done, new Date(clock.now()), { fence: w.item.run?.fence });
         fail(w, failed.error);
         continue;
       }
@@ -192,14 +193,9 @@ async function finishCall(
   const now = new Date(clock.now());
   const allFollowupIds = [...new Set([...(status?.crmFollowupIds ?? []), ...followups.map((f) => f.crmId)])];
   if (w.followupsOnly) {
-    await markFollowupsWritten(db, w.callId, followups, now);
-    await db.syncStatus.update({
-      where: { callId_crm: { callId: w.callId, crm } },
-      data: {
-        crmFollowupIds: allFollowupIds,
-        warnings: mergeWarnings(status?.warnings ?? [], w.warnings),
-        updatedAt: now,
-      },
+    await markFollowupsWritten(db, w.callId, followups, now, {
+      fence: w.item.run?.fence,
+      call: { crm, warnings: mergeWarnings(status?.warnings ?? [], w.warnings) },
     });
     return;
   }

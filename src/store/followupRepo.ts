@@ -6,6 +6,7 @@ import type { CrmName } from '../crm/types.js';
 import { Prisma, type CallFollowup as CallFollowupRow } from '../generated/prisma/client.js';
 import type { Db } from './database.js';
 import { fenceHolds, fenceValues, heldSql, LeaseLostError, type Fence } from './fence.js';
+import { draftsJobInsert } from './draftsJob.js';
 import { after, CALL_ID_ORDER } from './lockOrder.js';
 import { mergeWarnings } from './syncStatusRepo.js';
 import { createGroupCommit, type GroupCommit } from '../util/groupCommit.js';
@@ -151,34 +152,6 @@ function toDraftRecord(r: CallFollowupRow): FollowupDraftRecord {
   };
 }
 
-/** Records which CRM record each draft was written to. */
-export async function markFollowupsWritten(
-  db: Db,
-  callId: string,
-  written: { draftId: string; crmId: string }[],
-  now: Date,
-): Promise<void> {
-  const update = followupsWrittenUpdate(callId, written, now);
-  if (update) await db.$executeRaw(update);
-}
-
-/**
- * The statement of markFollowupsWritten, null when there is nothing to mark; the write-back also
- * runs it inside the call's move to written_back (transitionSyncStatus's `alongside`).
- */
-export function followupsWrittenUpdate(
-  callId: string,
-  written: { draftId: string; crmId: string }[],
-  now: Date,
-): Prisma.Sql | null {
-  if (written.length === 0) return null;
-  return Prisma.sql`
-    UPDATE call_followup c SET crm_id = w.crm_id, written_at = ${now}::timestamptz
-    FROM (VALUES ${Prisma.join(written.map((w) => Prisma.sql`(${w.draftId}, ${w.crmId})`))})
-      AS w (draft_id, crm_id)
-    WHERE c.call_id = ${callId} AND c.draft_id = w.draft_id`;
-}
-
 /**
  * Marks that follow-ups were requested for this call and CRM, before the request is sent.
  * Returns false when they already were: then the drafts come from storage or from the
@@ -284,8 +257,9 @@ export async function saveFollowupAnswer(
 ): Promise<void> {
   const { callId, crm, now } = input;
   // The drafts are the Service's whoever asked, so they are stored even by a run that lost its
-  // lease (the sweep writes them: housekeeping.ts); only the claim's settling is the run's.
-  // In the lock order (lockOrder.ts): the call's row, its drafts, then the fence's job.
+  // lease; only the claim's settling is the run's. New drafts this run will not write get their
+  // job in the same statement (draftsJob.ts): the call is written already, or the run lost its lease.
+  // In the lock order (lockOrder.ts): the call's row, its drafts, the fence's job, then queued jobs.
   const [row] = await db.$queryRaw<{ holds: boolean }[]>`
     WITH locked AS (${lockCall(callId, crm)}),
     drafts AS (${draftsInsertFrom(draftRowsOf(callId, input.drafts, now, after('locked')))}),
@@ -293,14 +267,24 @@ export async function saveFollowupAnswer(
     settled AS (
       UPDATE sync_status SET followups_settled_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
       FROM f WHERE call_id = ${callId} AND crm = ${crm} AND followups_requested_at IS NOT NULL AND f.holds
-      RETURNING 1)
+      RETURNING 1),
+    jobs AS (${draftsJobInsert({
+      callId,
+      now,
+      afterCte: 'f',
+      when: Prisma.sql`EXISTS (SELECT 1 FROM drafts)
+        AND ((SELECT state FROM locked) = 'written_back' OR NOT (SELECT holds FROM f))`,
+    })})
     SELECT holds FROM f`;
   if (!row?.holds) throw new LeaseLostError(input.fence, `settling call ${callId}'s follow-up claim`);
 }
 
-/** Locks the call's sync_status row: first, in the lock order (lockOrder.ts). */
-const lockCall = (callId: string, crm: CrmName) =>
-  Prisma.sql`SELECT 1 FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE`;
+/**
+ * Locks the call's sync_status row (first, in the lock order: lockOrder.ts); its state as the lock
+ * found it (a move committed while this waited included).
+ */
+export const lockCall = (callId: string, crm: CrmName) =>
+  Prisma.sql`SELECT state FROM sync_status WHERE call_id = ${callId} AND crm = ${crm} FOR UPDATE`;
 
 /**
  * Records that the claimed request was lost to an ambiguous failure: settles the claim with

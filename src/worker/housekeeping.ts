@@ -8,9 +8,9 @@
  *   was lost), so it gets a write-back job, which reads the call and moves it on. A call queued
  *   this way MAX_REQUEUES times without moving fails with NO_PROGRESS instead: each write-back
  *   costs Service requests and a CRM lookup, and one that cannot move the call never will;
- * - sweeps drafts stored but never written to the CRM of calls already written back (a run that
- *   lost its lease stored its answer after the next run had written the call): each such call gets
- *   a write-back job, which writes only its drafts;
+ * - sweeps drafts stored but never written to the CRM of calls already written back: each such
+ *   call gets its drafts job (src/store/draftsJob.ts), which writes only those drafts. Whatever
+ *   stores drafts queues that job itself; the sweep is the safety net (a drafts job that failed);
  * - writes the deal signals still due after a failed try (src/pipelines/dealSignals.ts);
  * - runs the silence-and-drift check (src/drift/monitor.ts) every minute, which raises and
  *   clears its warnings.
@@ -22,6 +22,7 @@ import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../pipe
 import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from '../store/database.js';
 import { pruneDoneJobs } from '../store/jobAdmin.js';
+import { draftsJob } from '../store/draftsJob.js';
 import { enqueueJob } from '../store/jobQueue.js';
 import { pruneWebhookInbox } from '../store/webhookInboxRepo.js';
 import { endSync } from '../store/syncMoves.js';
@@ -33,6 +34,14 @@ export const KEEP_WEBHOOKS_MS = 30 * 24 * 3_600_000;
 export const KEEP_DONE_JOBS_MS = 7 * 24 * 3_600_000;
 /** A call changed this recently is left alone: whatever changed it may still be queuing its work. */
 export const STRANDED_AFTER_MS = 5 * 60_000;
+/**
+ * Unwritten drafts received this recently are left alone. Short: drafts are stored in the
+ * statement that queues their job (the inbox's, the follow-up answer's, draftsJob.ts), or by the
+ * run that writes them, and the sweep passes over calls with a queued or running job, so the age
+ * only has to cover replicas' clocks (received_at is the storing process's time) and a statement
+ * still committing. It was STRANDED_AFTER_MS while the sweep was the only writer of late drafts.
+ */
+export const ORPHAN_DRAFTS_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const REQUEUE_EVERY_MS = 5 * 60_000;
 const REQUEUE_BATCH = 500;
@@ -130,7 +139,7 @@ async function queueWriteback(db: Db, callId: string, now: Date): Promise<void> 
 
 /**
  * Finds calls of `crm` written back whose stored drafts have no CRM record yet, received at least
- * STRANDED_AFTER_MS ago, with no queued or running job, and queues a write-back job for each: the
+ * ORPHAN_DRAFTS_AFTER_MS ago, with no queued or running job, and queues each its drafts job: the
  * job finds the call written and writes only those drafts (writeback.ts startOf). Returns them.
  */
 export async function requeueOrphanDrafts(
@@ -138,7 +147,7 @@ export async function requeueOrphanDrafts(
   input: { crm: CrmName; nowMs: number; limit?: number },
 ): Promise<StrandedCall[]> {
   const now = new Date(input.nowMs);
-  const quietSince = new Date(input.nowMs - STRANDED_AFTER_MS);
+  const quietSince = new Date(input.nowMs - ORPHAN_DRAFTS_AFTER_MS);
   const rows = await db.$queryRaw<{ call_id: string; state: string }[]>`
     SELECT s.call_id, s.state FROM sync_status s
     WHERE s.crm = ${input.crm} AND s.state = 'written_back'
@@ -147,7 +156,7 @@ export async function requeueOrphanDrafts(
       AND ${noJobFor(Prisma.sql`s.call_id`)}
     ORDER BY s.updated_at
     LIMIT ${input.limit ?? REQUEUE_BATCH}`;
-  for (const row of rows) await queueWriteback(db, row.call_id, now);
+  for (const row of rows) await enqueueJob(db, draftsJob(row.call_id, now));
   return rows.map((r) => ({ callId: r.call_id, state: r.state, gaveUp: false }));
 }
 

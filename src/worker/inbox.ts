@@ -164,7 +164,8 @@ function roundDelivery({ record, event, jobs }: Delivery): RoundDelivery {
           whileIn: statesNeedingWork(event),
           // A draft stored already needs no job: its generation stored it inside the write-back
           // job that asked for it, which writes every stored draft of the call (on this run or
-          // its retry), and an earlier delivery of it queued a job of its own.
+          // its retry), or queued the drafts job when that run had lost its lease or the call
+          // was written already (src/store/draftsJob.ts); an earlier delivery queued a job of its own.
           onlyForNewDraft: event.type === 'followup.generated' && draft !== null,
         }
       : null,

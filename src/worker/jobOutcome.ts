@@ -63,7 +63,12 @@ export async function applyTryResult(
         : outcome.message;
     const runAt = new Date(nowMs + delayMs);
     const lastError = `${outcome.code}: ${message}`;
-    await rescheduleJob(db, { id: job.id, epoch: job.epoch, workerId, runAt, now, lastError });
+    // Not held any more (its lease was taken back): the call is another run's, and its error
+    // would land on that run's work (as failJob's 'lost' below).
+    if (!(await rescheduleJob(db, { id: job.id, epoch: job.epoch, workerId, runAt, now, lastError }))) {
+      deps.metrics.jobs.inc({ kind: job.kind, outcome: 'lost' });
+      return;
+    }
     await noteError(deps, callId, outcome.code, message, runAt, now);
     deps.metrics.jobs.inc({ kind: job.kind, outcome: 'waiting' });
     const level = outcome.kind === 'stop' ? 'error' : 'info';

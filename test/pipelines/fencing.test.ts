@@ -3,8 +3,9 @@
  * Service for follow-ups and, while its request is out, loses its lease; run B (the job claimed
  * again, a newer epoch) finds the claim abandoned, settles it and writes the call without drafts.
  * Then A's answer arrives. A's stale epoch must not settle anything, its drafts (the Service's)
- * are kept, and the housekeeping sweep writes them to the CRM. Before fencing, A's answer settled
- * the claim over B's, and the drafts were never written.
+ * are kept, and their job, queued with them, writes them to the CRM. Before fencing, A's answer
+ * settled the claim over B's, and the drafts were never written; before the drafts job, only the
+ * housekeeping sweep wrote them, minutes later.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
@@ -15,6 +16,7 @@ import { writebackJobKey, JOB_PRIORITY, type WritebackJobPayload } from '../../s
 import type { WritebackItem } from '../../src/pipelines/types.js';
 import { runWritebackBatch } from '../../src/pipelines/writeback.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { DRAFTS_JOB_REASON } from '../../src/store/draftsJob.js';
 import { LeaseLostError } from '../../src/store/fence.js';
 import { listFollowupDrafts } from '../../src/store/followupRepo.js';
 import {
@@ -57,7 +59,7 @@ describe.each(DATABASE_KINDS)('a run that lost its lease mid-request (%s)', (kin
     return job!;
   };
 
-  it('settles nothing with its stale epoch; the sweep writes the drafts it stored', async () => {
+  it('settles nothing with its stale epoch; the drafts it stored are written by their job at once', async () => {
     const db = get().db.prisma;
     const adapter = createHubSpotAdapter({ config: { baseUrl: hs.url, accessToken: hs.accessToken } });
     const mapping = loadMappings(CONFIG_DIR, 'hubspot');
@@ -118,15 +120,15 @@ describe.each(DATABASE_KINDS)('a run that lost its lease mid-request (%s)', (kin
       ['late-1', null],
     ]);
 
-    // B's job ends; housekeeping finds the drafts never written, and their job writes them.
+    // A's answer queued the call's drafts job (draftsJob.ts): due as soon as B's job ends, not
+    // when the housekeeping sweep would find the drafts.
     await completeJobs(db, { ids: [jobB.id], epochs: [jobB.epoch], workerId: 'B', now: new Date() });
-    const later = Date.now() + STRANDED_AFTER_MS + 1_000;
-    expect(await requeueOrphanDrafts(db, { crm: 'hubspot', nowMs: later })).toEqual([
-      { callId, state: 'written_back', gaveUp: false },
-    ]);
-    const sweep = await claim('B', new Date(later));
-    expect(sweep.payload).toMatchObject({ callId, reason: 'housekeeping' });
-    expect((await runWritebackBatch(depsB, [itemOf(sweep)])).get(sweep.id)).toEqual({
+    const drafts = await claim('B');
+    expect(drafts).toMatchObject({
+      priority: JOB_PRIORITY.writeback,
+      payload: { callId, reason: DRAFTS_JOB_REASON },
+    });
+    expect((await runWritebackBatch(depsB, [itemOf(drafts)])).get(drafts.id)).toEqual({
       kind: 'done',
       detail: '1 follow-up(s) attached',
     });
@@ -135,7 +137,8 @@ describe.each(DATABASE_KINDS)('a run that lost its lease mid-request (%s)', (kin
     expect((await getSyncStatus(db, callId, 'hubspot'))!.crmFollowupIds).toEqual([written!.crmId]);
     expect(askedB).toBe(0);
     // Nothing left to sweep.
-    await completeJobs(db, { ids: [sweep.id], epochs: [sweep.epoch], workerId: 'B', now: new Date() });
+    await completeJobs(db, { ids: [drafts.id], epochs: [drafts.epoch], workerId: 'B', now: new Date() });
+    const later = Date.now() + STRANDED_AFTER_MS + 1_000;
     expect(await requeueOrphanDrafts(db, { crm: 'hubspot', nowMs: later })).toEqual([]);
   });
 });

@@ -4,10 +4,10 @@ import {
   claimFollowupGeneration,
   listFollowupDrafts,
   listFollowupDraftsOf,
-  markFollowupsWritten,
   saveFollowupAnswer,
   saveFollowupDrafts,
 } from '../../src/store/followupRepo.js';
+import { markFollowupsWritten } from '../../src/store/followupWrites.js';
 import { isLive, runAsLive } from '../../src/store/livePriority.js';
 import { upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { DATABASE_KINDS, useMigratedDatabase } from './helpers.js';

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError } from '../../src/sync/states.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
-import {
-  followupsWrittenUpdate,
-  listFollowupDrafts,
-  saveFollowupDrafts,
-} from '../../src/store/followupRepo.js';
+import { listFollowupDrafts, saveFollowupDrafts } from '../../src/store/followupRepo.js';
+import { followupsWrittenUpdate } from '../../src/store/followupWrites.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';
 import {
   countSyncStatusByState,
