@@ -17,7 +17,7 @@ import {
   type ServiceSandbox,
 } from '@crm-sync/sandboxes/service';
 import { fillContent, seedCalls } from '@crm-sync/sandboxes/service/seed';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 import { startWorker, type WorkerHandle } from '../../src/worker/app.js';
 
 export type Env = Record<string, string | undefined>;

@@ -1,20 +1,7 @@
 /**
- * The one gate every Service request of the process passes through.
- *
- * Waiting requests stand in a p-queue of concurrency 1, ordered by priority and then arrival. Only
- * the request at its head asks the ledger for a slot; if none is free it sleeps until the ledger's
- * retry time, or until something changes. When a request of a higher priority joins the queue,
- * the head steps back into the queue (keeping its place among its equals) so the newcomer goes
- * first. The granted request's `fn` starts in the same tick as the grant, so the start time the
- * ledger records is the time the request leaves.
- *
- * When other requests wait behind a non-live head, the head asks the ledger for a slot for each of
- * them too (up to the free concurrency), in one round trip: they are ready to leave now, and the
- * heads after it take those slots as they come up, within SLOT_HANDOFF_MS of the answer. A slot
- * left over after that (an aborted request) lapses unused: counted, never sent, which is safe.
- * A request with work between its start and its send (a follow-up's claim) takes such a slot
- * too; the client sends it only within SEND_DEADLINE_MS of its start (client.ts), and a burst's
- * claims go in one statement (claimFollowupGeneration).
+ * The one gate every Service request of the process passes through: a priority queue whose head
+ * asks the ledger for a slot, and sends in the tick of the grant. How it orders, hands slots on and
+ * lets a slot lapse: docs/budget.md, "The gate".
  */
 import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';

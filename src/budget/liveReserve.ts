@@ -1,19 +1,7 @@
 /**
  * How many slots of the minute window to keep free for live requests, learned from when live
- * requests (calls starting) arrived before. Pure: times come in as arguments.
- *
- * Why predict: a backfill fills the 60 s window as fast as it frees up, and a slot taken cannot be
- * given back, so a burst of live calls (30 within 10 s at the top of the hour on the `sales` plan,
- * 60/min) can only be served at once if the backfill left the slots free during the minute before.
- * Reacting when the burst starts is too late; a fixed large reserve gives up that share of the
- * plan all day.
- *
- * The prediction for the next `lookaheadMs` looks at the same span one day ago, two days ago, ...
- * (meetings recur daily) and one half hour ago, two half hours ago, ... (meetings start on the
- * hour and half hour, so on a busy day every :00 and :30 bursts). Each past span counts its
- * arrivals, older spans weigh less (`decay` per step back), and the busiest weighted span is the
- * reserve. So the reserve is widest just before and during the hour and half hour when calls
- * start there, and is back at the floor when no live calls came: a quiet history costs nothing.
+ * requests arrived before (pure: times come in as arguments). Why predict, and how: docs/budget.md,
+ * "Live reserve".
  */
 import { DAY_MS } from './window.js';
 

@@ -1,15 +1,7 @@
 /**
- * How late granted requests start after the moment their slot was decided for. A slot is recorded
- * at that moment, but the request leaves only after the ledger has answered (a database
- * transaction, which under load takes tens to hundreds of milliseconds) and the event loop has
- * come round. The Service counts a request when it arrives, so what must stay small is the spread
- * between when requests leave and when they were recorded: two requests recorded 60 s apart
- * must not arrive closer than that. So a process decides and records each slot for "now plus the
- * largest lag it has seen lately" (no request of its own then leaves after its record, which
- * keeps every other process reading the shared ledger safe), and widens its own windows by as
- * much (its requests may leave up to that much before their record). The safety margin still
- * absorbs a lag that grows faster than it is observed. The price is that much of each window,
- * and only while the lag lasts.
+ * How late granted requests start after the moment their slot was decided for; slots are decided
+ * for "now plus the largest recent lag" and the windows widened by as much. Why: docs/budget.md,
+ * "Send lag".
  */
 import { MINUTE_MS, SECOND_MS } from './window.js';
 

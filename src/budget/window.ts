@@ -1,12 +1,7 @@
 /**
  * Budget arithmetic, free of I/O and clocks: given the recorded request start times and `now`,
- * may a request start now, and if not, when.
- *
- * Windows (CONTRACT.md "Limits"): the Service counts, at time t, the requests received in the
- * half-open span (t - W, t]. So a request at s and one at s + W are in different spans, and a new
- * request may start at t when fewer than `limit` recorded starts lie in (t - W, t]. A safety
- * margin widens our span to (t - W - margin, t], so that jitter between our start time and the
- * Service's receipt time can never put two requests closer together than W on its side.
+ * may a request start now, and if not, when. The window and its safety margin: docs/budget.md,
+ * "Windows".
  */
 import type { PlanLimits } from './plans.js';
 import type { Priority, SlotRequest } from './types.js';

@@ -1,9 +1,9 @@
 /** Renders the status snapshot and one call's history for a terminal. Pure. */
 import { formatDecision } from '../crm/match/format.js';
-import type { MatchDecision } from '../crm/match/types.js';
+import type { MatchDecision } from '../crm/types.js';
 import { describeCallDealSignals, type CallDealSignalsView } from '../deals/callSignalsText.js';
-import { crmStandingLines } from '../worker/crmStanding.js';
-import type { StatusSnapshot } from '../worker/status.js';
+import { crmStandingLines } from '../ops/crmStanding.js';
+import type { StatusSnapshot } from '../ops/status.js';
 import { formatTable } from '../util/table.js';
 
 /** Text tables fit a terminal this wide: long reasons wrap rather than being cut (issue 23). */

@@ -2,11 +2,11 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { resolvePlan, type PlanLimits, type PlanName } from '../budget/plans.js';
-import type { DriftThresholds } from '../drift/detectors.js';
+import type { HubSpotConfig, SalesforceConfig } from '../crm/settings.js';
+import type { CrmName } from '../crm/types.js';
+import type { DriftThresholds } from './drift.js';
 import { requiredProblems, unknownKeyProblems } from './problems.js';
 import { rawConfigSchema, SECRET_KEYS, type RawConfig } from './schema.js';
-
-export type CrmName = 'hubspot' | 'salesforce';
 
 export interface ServiceConfig {
   baseUrl: string;
@@ -19,32 +19,6 @@ export interface ServiceConfig {
   /** Slots of each sliding window kept for live-call work. */
   liveWindowReserve: number;
   requestTimeoutMs: number;
-}
-
-export interface HubSpotConfig {
-  baseUrl: string;
-  /** HubSpot's date version, e.g. 2026-09 (HUBSPOT_API_VERSION; the adapter's default when unset). */
-  apiVersion?: string | undefined;
-  accessToken?: string | undefined;
-  clientId?: string | undefined;
-  clientSecret?: string | undefined;
-  refreshToken?: string | undefined;
-  /** For console links to records (https://app.hubspot.com/contacts/{portalId}/record/...). */
-  portalId?: string | undefined;
-}
-
-export interface SalesforceConfig {
-  instanceUrl?: string | undefined;
-  loginUrl: string;
-  accessToken?: string | undefined;
-  clientId?: string | undefined;
-  clientSecret?: string | undefined;
-  refreshToken?: string | undefined;
-  username?: string | undefined;
-  jwtPrivateKey?: string | undefined;
-  apiVersion: string;
-  /** Hold after REQUEST_LIMIT_EXCEEDED or once the reserve is reached (default 15 min). */
-  limitPauseMs?: number | undefined;
 }
 
 export interface AppConfig {

@@ -5,7 +5,7 @@ import { PLAN_NAMES } from '../budget/plans.js';
 import { DEFAULT_API_VERSION } from '../crm/salesforce/apiVersions.js';
 import { DEFAULT_HUBSPOT_API_VERSION, isHubSpotApiVersion } from '../crm/hubspot/paths.js';
 import { CREDENTIALS_KEY_FORMAT, parseCredentialsKey } from '../util/secretBox.js';
-import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from '../drift/detectors.js';
+import { DEFAULT_DRIFT_THRESHOLDS as DRIFT } from './drift.js';
 
 /**
  * Every setting crm-sync reads, by its environment-variable name. The same names are accepted as
@@ -205,7 +205,7 @@ export const rawConfigSchema = z.object({
       .default('info'),
   ),
   CONFIG_DIR: optionalText.pipe(z.string().default('./config')),
-  // Silence and drift warnings (src/drift/detectors.ts; docs/operations.md "Silence and drift").
+  // Silence and drift warnings (thresholds: drift.ts, detectors: src/drift/detectors.ts; docs/operations.md "Silence and drift").
   /** No verified webhook for this long while polling finds new calls: warn. */
   WEBHOOK_SILENCE_MINUTES: driftMinutes(DRIFT.webhookSilenceMs / 60_000),
   /** A call completed this long ago without analysis.ready: warn (the Service is behind). */

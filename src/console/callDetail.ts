@@ -2,7 +2,7 @@
  * One call as the console shows it: its sync row, every sync_event, the CRM records it landed on
  * (with links) and why each was chosen (sync_status.match_decision, when recorded).
  */
-import type { MatchChoice, MatchDecision } from '../crm/match/types.js';
+import type { MatchChoice, MatchDecision } from '../crm/types.js';
 import { callDealSignals, type CallDealSignals } from '../store/dealSignalRepo.js';
 import { syncHistory, type SyncEventRecord } from '../store/syncEventRepo.js';
 import { toSyncStatus, type SyncStatusRecord } from '../store/syncStatusRepo.js';

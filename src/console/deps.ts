@@ -2,7 +2,7 @@ import type { CrmName } from '../crm/types.js';
 import type { Preview } from '../mapping/preview.js';
 import type { Db } from '../store/database.js';
 import type { Clock } from '../util/clock.js';
-import type { StatusSnapshot } from '../worker/status.js';
+import type { StatusSnapshot } from '../ops/status.js';
 import type { RecordLinker } from './links.js';
 
 /** What the console reads and does; wired by src/worker/app.ts, built by hand in tests. */

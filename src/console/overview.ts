@@ -4,7 +4,7 @@
  */
 import type { SyncState } from '../sync/states.js';
 import { countByStateSince, lastVerifiedWebhookAt, writtenBackPerHour } from '../store/syncStatusQueries.js';
-import type { StatusSnapshot } from '../worker/status.js';
+import type { StatusSnapshot } from '../ops/status.js';
 import type { ConsoleDeps } from './deps.js';
 import { projectDailyCap, type CapProjection } from '../budget/forecast.js';
 import { standingWarnings, type StandingWarning } from './warnings.js';

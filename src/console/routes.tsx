@@ -5,8 +5,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { failureGroups, recentCalls, searchCalls } from '../store/syncStatusQueries.js';
-import { runReplay } from '../worker/replay.js';
-import { parseReplayRequest, ReplayRequestError, type ReplayInput } from '../worker/replayRequest.js';
+import { runReplay } from '../ops/replay.js';
+import { parseReplayRequest, ReplayRequestError, type ReplayInput } from '../ops/replayRequest.js';
 import { loadCallDetail } from './callDetail.js';
 import type { ConsoleDeps } from './deps.js';
 import { mappingFiles } from './mappingsInfo.js';

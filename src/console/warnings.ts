@@ -3,8 +3,8 @@
  * from the status snapshot, whose silence-and-drift warnings (src/drift/) come last.
  */
 import type { DriftWarning } from '../drift/detectors.js';
-import { crmStandingLines } from '../worker/crmStanding.js';
-import type { StatusSnapshot } from '../worker/status.js';
+import { crmStandingLines } from '../ops/crmStanding.js';
+import type { StatusSnapshot } from '../ops/status.js';
 
 export interface StandingWarning {
   code:

@@ -2,8 +2,8 @@
  * Which CRM credential the worker uses, and what an operator does when the CRM rejects it (pure).
  * The advice names settings, never their values: it goes to logs, /readyz and `crm-sync status`.
  */
-import type { AppConfig } from '../config/config.js';
 import { authMode } from './salesforce/authMode.js';
+import type { CrmSettings } from './settings.js';
 import type { CrmName } from './types.js';
 
 export interface CredentialAdvice {
@@ -14,9 +14,7 @@ export interface CredentialAdvice {
   fix: string;
 }
 
-export function credentialAdvice(
-  config: Pick<AppConfig, 'crm' | 'hubspot' | 'salesforce'>,
-): CredentialAdvice {
+export function credentialAdvice(config: CrmSettings): CredentialAdvice {
   if (config.crm === 'hubspot') {
     const h = config.hubspot;
     // With OAuth set up, a rejected access token is refreshed; only a refused refresh reaches here.

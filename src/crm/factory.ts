@@ -1,11 +1,16 @@
-import type { AppConfig } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
-import type { Mapping } from '../mapping/types.js';
 import type { Clock } from '../util/clock.js';
 import type { GateOptions } from './hubspot/gate.js';
 import type { CrmSlotLedger } from './limits/ledger.js';
 import type { RefreshTokenStore } from './refreshTokens.js';
+import type { CrmSettings } from './settings.js';
 import type { CrmAdapter } from './types.js';
+
+/** The upsert-key fields of a loaded mapping (src/mapping/types.ts, `writeback`), as the adapters read them. */
+export interface UpsertKeyFields {
+  activity: { idField?: string | undefined };
+  followups?: { idField?: string | undefined } | null | undefined;
+}
 
 export interface CrmAdapterDeps {
   clock?: Clock | undefined;
@@ -14,7 +19,7 @@ export interface CrmAdapterDeps {
    * The loaded mapping, when there is one: its `id_field`s become the adapter's default upsert
    * keys (and the key `doctor` checks). Writes that carry their own `idField` use that anyway.
    */
-  mapping?: Pick<Mapping, 'writeback'> | undefined;
+  mapping?: { writeback: UpsertKeyFields } | undefined;
   /** HubSpot's request limits before any response reports them (default HubSpot's documented ones). */
   hubspotLimits?: GateOptions | undefined;
   /** Whether the request being made is for a live call; HubSpot's request gate sends those first. */
@@ -33,7 +38,7 @@ export interface CrmAdapterDeps {
  * configured CRM's adapter and SDK are loaded (jsforce alone is ~15 MB of RSS a HubSpot worker
  * has no use for).
  */
-export async function createCrmAdapter(config: AppConfig, deps: CrmAdapterDeps = {}): Promise<CrmAdapter> {
+export async function createCrmAdapter(config: CrmSettings, deps: CrmAdapterDeps = {}): Promise<CrmAdapter> {
   const activityKey = deps.mapping?.writeback.activity.idField;
   const followupKey = deps.mapping?.writeback.followups?.idField;
   switch (config.crm) {

@@ -1,47 +1,12 @@
 /**
  * Moving a written activity to the records a new match decision chose (`crm-sync rematch`): the
- * port's types, and the pure "what moves" diff both adapters plan their writes from.
+ * pure "what moves" diff both adapters plan their writes from (the port's types: src/crm/types.ts).
  *
  * Only the links crm-sync made are touched: an old record is unlinked only when the last decision
  * named it, and a link someone added by hand stays. The plan compares what the CRM shows now with
  * the new decision, so a run that died half-way, or a second run, writes only what is still missing.
  */
-import type { ActivityLinks } from './types.js';
-
-export interface LinkMove {
-  /** The Service call id: the key of the result. */
-  callId: string;
-  /** The record's CRM id: the activity's (HubSpot call engagement, Salesforce Task), or a draft's. */
-  activityId: string;
-  /**
-   * Which record moves: the call's activity (default), or one of its follow-up drafts of that kind
-   * (`rematch` moves the drafts with the activity).
-   */
-  record?: 'activity' | 'note' | 'task' | 'email' | undefined;
-  /** The records the last decision linked it to. */
-  from: ActivityLinks;
-  /** The records the new decision chose. */
-  to: ActivityLinks;
-  /**
-   * Make its links equal `to`: every other contact, company or deal link is removed, not only
-   * those `from` names. A re-write does this (src/crm/hubspot/writeback.ts); rematch does not.
-   */
-  exact?: boolean | undefined;
-}
-
-export type LinkMoveResult =
-  | {
-      key: string;
-      ok: true;
-      /** CRM writes the move took (or would take, dry run); 0 when the CRM already showed the new links. */
-      writes: number;
-    }
-  | { key: string; ok: false; error: Error };
-
-export interface MoveOptions {
-  /** Read the current links and count the writes, but send none. */
-  dryRun?: boolean | undefined;
-}
+import type { ActivityLinks, LinkMove } from './types.js';
 
 export type LinkKind = 'contact' | 'company' | 'deal';
 export const LINK_KINDS: readonly LinkKind[] = ['contact', 'company', 'deal'];

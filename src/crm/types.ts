@@ -4,8 +4,6 @@
  * CRM-neutral. Field names inside `properties` are the CRM's own (e.g. `hs_call_title`,
  * `CrmSync_Score_Overall__c`); the mapping files (config/mappings/) decide them.
  */
-import type { MatchDecision } from './match/types.js';
-import type { LinkMove, LinkMoveResult, MoveOptions } from './relink.js';
 
 export type CrmName = 'hubspot' | 'salesforce';
 
@@ -27,6 +25,56 @@ export interface CrmRecord {
 }
 
 export type MatchedBy = 'email' | 'lead_email' | 'domain' | 'company_name' | 'none';
+
+/*
+ * What the match rules decided for one participant, and why (src/crm/match/decide.ts). Stored on
+ * the call (`sync_status.match_decision`), shown by `status --call`, `match` and the console.
+ * Plain data: it round-trips through JSON.
+ */
+
+/** The rule that found a record. */
+export type MatchRule =
+  /** contact (or lead) */
+  | 'contact_email'
+  | 'lead_email'
+  /** company */
+  | 'contact_company'
+  | 'email_domain'
+  | 'company_name'
+  /** deal */
+  | 'contact_open_deal'
+  | 'company_open_deal'
+  /** nothing found */
+  | 'none';
+
+/** A candidate that was not chosen, and why. */
+export interface MatchLoser {
+  id: string;
+  label: string;
+  reason: string;
+}
+
+/** One slot of the decision (contact, company or deal). */
+export interface MatchChoice {
+  type: CrmRecordType;
+  /** The chosen record's id, or null when none was chosen. */
+  id: string | null;
+  /** A name to show (the contact's name, the company's or deal's name); never an email address. */
+  label: string | null;
+  rule: MatchRule;
+  /** One plain sentence: why this record (or why none). */
+  reason: string;
+  rejected: MatchLoser[];
+}
+
+export interface MatchDecision {
+  crm: CrmName;
+  /** The summary the rest of the worker uses (contact > domain > name). */
+  matchedBy: MatchedBy;
+  contact: MatchChoice;
+  company: MatchChoice;
+  deal: MatchChoice;
+}
 
 export interface CrmLookup {
   /** The participant's contact, or (Salesforce) lead when there is no contact. */
@@ -74,6 +122,42 @@ export interface ActivityLinks {
   dealId?: string | undefined;
 }
 
+/** Moving a written activity to the records a new match decision chose (`rematch`; plan in src/crm/relink.ts). */
+export interface LinkMove {
+  /** The Service call id: the key of the result. */
+  callId: string;
+  /** The record's CRM id: the activity's (HubSpot call engagement, Salesforce Task), or a draft's. */
+  activityId: string;
+  /**
+   * Which record moves: the call's activity (default), or one of its follow-up drafts of that kind
+   * (`rematch` moves the drafts with the activity).
+   */
+  record?: 'activity' | 'note' | 'task' | 'email' | undefined;
+  /** The records the last decision linked it to. */
+  from: ActivityLinks;
+  /** The records the new decision chose. */
+  to: ActivityLinks;
+  /**
+   * Make its links equal `to`: every other contact, company or deal link is removed, not only
+   * those `from` names. A re-write does this (src/crm/hubspot/writeback.ts); rematch does not.
+   */
+  exact?: boolean | undefined;
+}
+
+export type LinkMoveResult =
+  | {
+      key: string;
+      ok: true;
+      /** CRM writes the move took (or would take, dry run); 0 when the CRM already showed the new links. */
+      writes: number;
+    }
+  | { key: string; ok: false; error: Error };
+
+export interface MoveOptions {
+  /** Read the current links and count the writes, but send none. */
+  dryRun?: boolean | undefined;
+}
+
 /** One call's activity, already mapped to CRM properties. Upserted on the call id. */
 export interface ActivityWrite {
   /** The Service call id: stored in the external-id field, the upsert key. */
@@ -85,7 +169,7 @@ export interface ActivityWrite {
 }
 
 /**
- * One follow-up draft, already mapped. Upserted on `key` (call id and draft id, src/mapping/draftKey.ts)
+ * One follow-up draft, already mapped. Upserted on `key` (call id and draft id, src/crm/draftKey.ts)
  * so a replay adds nothing and drafts of two calls never share a record.
  */
 export interface FollowupWrite {

@@ -3,13 +3,7 @@
  * facts.ts), at a given time. Each condition is raised while its facts say so and cleared as soon
  * as they stop; a threshold of 0 turns its detector off.
  */
-
-export type DriftCondition = 'webhook_silence' | 'service_behind' | 'no_match_rise';
-export const DRIFT_CONDITIONS: readonly DriftCondition[] = [
-  'webhook_silence',
-  'service_behind',
-  'no_match_rise',
-];
+import type { DriftCondition, DriftThresholds } from '../config/drift.js';
 
 export interface DriftWarning {
   condition: DriftCondition;
@@ -17,28 +11,6 @@ export interface DriftWarning {
   code: 'WEBHOOK_SILENCE' | 'SERVICE_BEHIND' | 'NO_MATCH_RISE';
   message: string;
 }
-
-/** Configured by WEBHOOK_SILENCE_MINUTES, ANALYSIS_LAG_MINUTES, NO_MATCH_* (src/config/schema.ts). */
-export interface DriftThresholds {
-  /** No verified webhook for this long while new calls keep being found; 0 = off. */
-  webhookSilenceMs: number;
-  /** A call completed this long ago with no analysis.ready yet; 0 = off. */
-  analysisLagMs: number;
-  /** The recent span whose no-match share is compared with the baseline before it. */
-  noMatchWindowMs: number;
-  /** Raise when the recent no-match share exceeds the baseline's by this much (0..1); 0 = off. */
-  noMatchRise: number;
-  /** Matched-or-not calls needed in each of the two spans before the shares are compared. */
-  noMatchMinCalls: number;
-}
-
-export const DEFAULT_DRIFT_THRESHOLDS: DriftThresholds = {
-  webhookSilenceMs: 30 * 60_000,
-  analysisLagMs: 2 * 3_600_000,
-  noMatchWindowMs: 3_600_000,
-  noMatchRise: 0.25,
-  noMatchMinCalls: 10,
-};
 
 /** The baseline the recent no-match share is compared with: the 7 days before the recent span. */
 export const NO_MATCH_BASELINE_MS = 7 * 86_400_000;

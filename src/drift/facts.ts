@@ -11,12 +11,8 @@ import { countSyncStatusByState } from '../store/syncStatusRepo.js';
 import { lastVerifiedWebhookAt } from '../store/syncStatusQueries.js';
 import { NO_MATCH_REASON } from '../sync/skipReasons.js';
 import { ACTIVE_SYNC_STATES } from '../sync/states.js';
-import {
-  NO_MATCH_BASELINE_MS,
-  type DriftFacts,
-  type DriftThresholds,
-  type MatchCounts,
-} from './detectors.js';
+import type { DriftThresholds } from '../config/drift.js';
+import { NO_MATCH_BASELINE_MS, type DriftFacts, type MatchCounts } from './detectors.js';
 
 /** At most this many waiting calls are read; the warning counts them, it does not list them. */
 const MAX_WAITING = 1000;

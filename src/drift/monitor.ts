@@ -2,19 +2,14 @@
  * The periodic silence-and-drift check (run by housekeeping): reads the facts, judges them, and
  * reports each change once: a `warn` line when a condition is raised, an `info` line when it
  * clears, and the 0/1 gauge per condition. Status pages judge the same facts on their own
- * (src/worker/status.ts), so they never wait for the next check.
+ * (src/ops/status.ts), so they never wait for the next check.
  */
 import type { CrmName } from '../crm/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Db } from '../store/database.js';
 import type { Clock } from '../util/clock.js';
-import {
-  detectDrift,
-  DRIFT_CONDITIONS,
-  type DriftCondition,
-  type DriftThresholds,
-  type DriftWarning,
-} from './detectors.js';
+import { DRIFT_CONDITIONS, type DriftCondition, type DriftThresholds } from '../config/drift.js';
+import { detectDrift, type DriftWarning } from './detectors.js';
 import { readDriftFacts } from './facts.js';
 
 export interface DriftMonitor {

@@ -1,11 +1,7 @@
 /**
- * Builds the `readiness` function the server takes from named checks (database, Service
- * reachable, key valid...). Checks run concurrently; one that throws or outlasts `timeoutMs`
- * counts as failed, so /readyz always answers promptly.
- *
- * /readyz is open to anyone who reaches the port, so a detail is only ever our own words: a check
- * returns text naming the dependency and the setting to check, and a check that throws is
- * described by its `advice`, never by the error's message (upstream text may carry ids or emails).
+ * Builds the server's `readiness` from named checks, run concurrently; one that throws or outlasts
+ * `timeoutMs` fails, so /readyz answers promptly. /readyz is open to anyone who reaches the port, so
+ * a detail is only our own words: a check that throws is described by its `advice`, never its error.
  */
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ReadinessCheckResult, ReadinessReport } from './types.js';

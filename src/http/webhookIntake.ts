@@ -1,14 +1,7 @@
 /**
  * Decides what an authentic (signature-checked) webhook body becomes in the inbox: an accepted
- * event, or a rejected record with the reason. Pure; the route does the I/O.
- *
- * A signed body that is not valid JSON or not a valid event is stored as rejected and answered
- * 2xx: it really came from the Service, and the Service would resend the same bytes on every
- * retry for 24 hours, so a 4xx/5xx buys nothing but noise. Stored, an operator can inspect it.
- *
- * PostgreSQL text and jsonb cannot hold U+0000, so a body carrying it could never be stored and
- * would be answered 503 on every retry: raw NULs become U+FFFD (as invalid UTF-8 does), and an
- * event whose JSON strings carry an escaped NUL is rejected, since its payload cannot be queued.
+ * event, or a rejected record with the reason. Pure; the route does the I/O. Why rejected bodies get
+ * a 2xx, and NUL bytes: docs/reliability.md, "What an authentic webhook body becomes".
  */
 import { WebhookEventError, parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { InboxRecord } from './types.js';

@@ -14,7 +14,7 @@ import {
   withoutEmpty,
   type Doc,
 } from './evaluate.js';
-import { draftKey } from './draftKey.js';
+import { draftKey } from '../crm/draftKey.js';
 import { stringify } from './transforms.js';
 import type { CompiledField, Mapping, WritebackInput } from './types.js';
 

@@ -7,7 +7,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BudgetStats, Priority } from '../budget/types.js';
 import { PRIORITIES } from '../budget/types.js';
-import { DRIFT_CONDITIONS } from '../drift/detectors.js';
+import { DRIFT_CONDITIONS } from '../config/drift.js';
 
 export type WebhookRejectionReason = 'bad_signature' | 'malformed' | 'too_large' | 'invalid_event';
 export const WEBHOOK_REJECTION_REASONS: readonly WebhookRejectionReason[] = [

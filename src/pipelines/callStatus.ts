@@ -1,9 +1,10 @@
 /**
- * What the Service's call status means for the sync (pure). CONTRACT.md lists the assumed values
- * (scheduled, in_progress, completed, processing, analyzed, failed) and says unknown values must be
- * kept, not rejected. The one place that decides:
- * - live: the call is going on; push context, look for the analysis later;
- * - finished: over, analysis not there yet; look again later;
+ * What the Service's call status means for the sync (pure), the one place that decides. CONTRACT.md
+ * lists the assumed values and says unknown values must be kept, not rejected.
+ */
+/**
+ * - live: the call is going on (scheduled, in_progress); push context, look for the analysis later;
+ * - finished: over, analysis not there yet (completed, processing); look again later;
  * - analyzed: write it back;
  * - ended: the call will never be analysed (failed, or cancelled): skip it, with the reason;
  * - unknown: any other value. Conservatively treated like `finished`: looked at again with the

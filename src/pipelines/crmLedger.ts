@@ -5,8 +5,7 @@
  * calls it has no record of, once per write-back batch. Calls the local database already knows
  * about cost nothing, so the steady state pays no CRM request for this.
  */
-import type { LinkMove, LinkMoveResult } from '../crm/relink.js';
-import type { CrmLookup, WrittenCall } from '../crm/types.js';
+import type { CrmLookup, LinkMove, LinkMoveResult, WrittenCall } from '../crm/types.js';
 import { linksOf, writtenQueryFor, type Mapping } from '../mapping/index.js';
 import type { Call } from '../service/types.js';
 import { queueUnwrittenDrafts } from '../store/draftsJob.js';

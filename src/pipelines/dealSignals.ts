@@ -1,10 +1,7 @@
 /**
- * Deal-level signals, after a write-back batch: each written call is recorded on its deal, and
- * the deals a newer call made due are written in one batch update through the CRM adapter (its
- * gate and budget), each exactly once per change. The ledger (deal_signal) says what each deal
- * last got, so a restart neither rewrites a deal nor skips one; a deal whose write failed for a
- * passing reason stays due and goes with the next batch or housekeeping pass. Nothing here fails
- * a call's write-back.
+ * Deal-level signals, after a write-back batch: each written call is recorded on its deal, and the
+ * deals a newer call made due are written in one batch update, each exactly once per change (the
+ * deal_signal ledger); nothing here fails a call's write-back. docs/mappings.md, "Deal signals".
  */
 import { CrmAuthError, CrmError } from '../crm/errors.js';
 import type { DealWrite, WriteResult } from '../crm/types.js';

@@ -1,11 +1,7 @@
 /**
- * Issue 21, item 6: an upgrade never fails calls for an optional field a later release added.
- * When the CRM lacks a field a write names (CrmFieldMissingError: Salesforce INVALID_FIELD "No
- * such column", HubSpot PROPERTY_DOESNT_EXIST), the field is recorded in crm_field_gap and the
- * write goes again without it; known gaps are left out up front by every replica, and tried again
- * an hour after a write last found them missing (a write with the field going through clears the
- * gap, as `doctor` does when it finds the field). The upsert key is never left out: an adapter
- * refuses that write with CRM_KEY_FIELD_MISSING instead. One rule for activities, drafts and deals.
+ * An upgrade never fails calls for an optional field a later release added: a field the CRM lacks
+ * is recorded in crm_field_gap and the write goes again without it (never the upsert key). How gaps
+ * are shared, retried and cleared: docs/reliability.md, "Fields the CRM lacks".
  */
 import { CrmFieldMissingError } from '../crm/errors.js';
 import { gapKey } from '../crm/fieldGaps.js';

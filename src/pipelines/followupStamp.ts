@@ -1,12 +1,7 @@
 /**
- * The activity's follow-up generation stamp (src/mapping/writeback.ts, followupsGeneratedAtField):
- * the activity is written with it before the Service is asked for follow-ups, so the CRM itself
- * records that a generation was asked for, and a fresh database adopts the call instead of asking
- * again (crmLedger.ts holdsEverything), whether drafts came back, got lost, or carry no call id.
- *
- * A CRM that does not have the field yet (an upgrade before `doctor --fix`, or before the admin
- * created it in Salesforce) refuses the write naming it: the activity then goes without the stamp
- * (fieldGaps.ts) and the call carries this warning, rather than every call failing until the field exists.
+ * The activity's follow-up generation stamp (src/mapping/writeback.ts, followupsGeneratedAtField),
+ * written before the Service is asked, so a fresh database adopts the call instead of asking again; a
+ * CRM without the field yet gets the activity without it and a warning. Why: docs/reliability.md.
  */
 import type { ActivityWrite } from '../crm/types.js';
 import { followupsGeneratedAtField } from '../mapping/index.js';

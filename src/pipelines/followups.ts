@@ -1,14 +1,7 @@
 /**
- * Follow-up generation for one call, at most once: each POST /followups makes new drafts, so the
- * request is claimed in the database before it is sent. The claim is taken only once the budget
- * has granted the attempt its slot, right before it goes out (the client's aroundSend), so a
- * worker killed while requests wait for the budget leaves no claims behind: only a request in
- * flight can be lost. A failure that proves the Service did not act on it (serviceDidNotAct)
- * releases the claim at once, so the client's retry, or the job's, asks again. An ambiguous one
- * (a timeout after sending, a 500, a connection lost mid-request) keeps the claim: the call is
- * written without drafts and carries a FOLLOWUP_UNCERTAIN warning; drafts the Service did make still arrive by `followup.generated`
- * and are attached to the activity then. A worker killed mid-request is the same ambiguity: its
- * claim is never settled, and the job's next run records the warning instead of asking again.
+ * Follow-up generation for one call, at most once: the request is claimed in the database once the
+ * budget has granted its slot, released when the Service provably did not act, kept (FOLLOWUP_UNCERTAIN)
+ * when it may have. Why: docs/reliability.md, "At-most-once follow-up generation".
  */
 import type { CrmName } from '../crm/types.js';
 import {

@@ -1,10 +1,7 @@
 /**
- * A job run as the pipelines see it: its lease (the fence its database writes carry,
- * src/store/fence.ts) and the signal that tells it to stop: its lease was lost (the heartbeat
- * could not renew it) or the worker is stopping. Every side effect outside the database (a Service
- * request that changes something, a CRM write) goes through `sideEffect`, which refuses it once
- * the run was told to stop and counts it while in flight, so stop() can wait for those and hand
- * back only runs with none in flight.
+ * A job run as the pipelines see it: its lease (the fence its database writes carry) and the signal
+ * that tells it to stop; `sideEffect` refuses a side effect once told and counts those in flight for
+ * stop(). Why: docs/reliability.md, "A run that lost its lease is fenced".
  */
 import type { Fence } from '../store/fence.js';
 

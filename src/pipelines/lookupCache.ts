@@ -1,13 +1,7 @@
 /**
- * Remembers CRM lookups by participant email for a short while. The same person is often on
- * several calls of a backfill, and the context push and the write-back of one call need the same
- * records; the cache turns those repeats into zero CRM requests. Concurrent asks share one lookup.
- *
- * Live lookups that arrive together (within `coalesceMs`) go to the CRM as one batch lookup, and
- * while `maxInFlight` batches are already under way new lookups gather for the next one instead of
- * starting their own: when many calls start at once, a few batched searches instead of several
- * searches per call keep under HubSpot's five searches per second, and a quiet worker adds no more
- * than `coalesceMs` to a lookup. A failed batch falls back to single lookups.
+ * Remembers CRM lookups by participant email for a short while, shares concurrent asks, and
+ * gathers live lookups that arrive together into one batch. Why: docs/performance.md, "The lookup
+ * cache".
  */
 import { lookupKey, type CrmAdapter, type CrmLookup, type Participant } from '../crm/types.js';
 import type { Mapping } from '../mapping/types.js';

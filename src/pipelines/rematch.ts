@@ -1,17 +1,11 @@
 /**
- * `crm-sync rematch --since DATE`: runs the match rules again for calls already written, and
- * where the decision now names another contact, company or deal, moves the call's activity there
- * (the adapter links the new records and unlinks the old), with its follow-up drafts, then records
- * the move on the call (new ids and decision, a history line). The CRM's current links are compared with the new decision
- * before any write, and the call's row is updated only after the CRM write, so a second run, or a
- * run after a crash half-way, writes nothing that is already in place.
- *
- * Reads only what the store kept (the participant's address and company): no Service request.
- * CRM requests go through the adapter, so through its gate (HubSpot) or API budget (Salesforce).
+ * `crm-sync rematch --since DATE`: runs the match rules again for calls already written and moves
+ * each activity (with its drafts) whose contact, company or deal changed, then records the move. Why
+ * a second or interrupted run writes nothing twice: docs/reliability.md, "Rematch".
  */
 import { CrmAuthError, CrmDailyLimitError } from '../crm/errors.js';
-import type { MatchDecision } from '../crm/match/types.js';
-import { linkChanges, type LinkChange, type LinkMove, type LinkMoveResult } from '../crm/relink.js';
+import { linkChanges, type LinkChange } from '../crm/relink.js';
+import type { LinkMove, LinkMoveResult, MatchDecision } from '../crm/types.js';
 import {
   lookupKey,
   type ActivityLinks,

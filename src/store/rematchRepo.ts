@@ -2,7 +2,7 @@
  * The store side of `crm-sync rematch`: the written calls of a period, page by page, and the
  * record of a move (the call's new CRM ids and decision, and a line in its history), together.
  */
-import type { MatchDecision } from '../crm/match/types.js';
+import type { MatchDecision } from '../crm/types.js';
 import type { CrmName } from '../crm/types.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { inTransaction, type Db } from './database.js';

@@ -1,4 +1,4 @@
-import type { MatchDecision } from '../crm/match/types.js';
+import type { MatchDecision } from '../crm/types.js';
 import type { CrmName } from '../crm/types.js';
 import { Prisma, type SyncStatus as SyncStatusRow } from '../generated/prisma/client.js';
 import { assertTransition, canTransition, isSyncState, SYNC_STATES, type SyncState } from '../sync/states.js';

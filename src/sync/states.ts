@@ -1,17 +1,7 @@
 /**
- * The states of one call's sync with one CRM, and the only moves between them. Pure: the store
- * (src/store/syncStatusRepo.ts) refuses any update this table does not allow.
- *
- *   discovered ──> context_pushed ──> awaiting_analysis ──> writing_back ──> written_back
- *   discovered ──> awaiting_analysis | writing_back        (a call found already finished)
- *   any active state ──> skipped | failed;  writing_back ──> awaiting_analysis (analysis not ready)
- *   operator: written_back ──> awaiting_analysis (resync), failed ──> awaiting_analysis | discovered,
- *             skipped ──> discovered (replay)
- *
- * Every active state has a direct exit to both ends (skipped, failed), so whatever a try finds the
- * call can be settled from where it is; a call that keeps coming back without moving is failed by
- * housekeeping (NO_PROGRESS, src/worker/housekeeping.ts). Moves of more than one step follow
- * syncPath, the one place such paths are decided.
+ * The states of one call's sync with one CRM, and the only moves between them (pure; the store
+ * refuses any other). The table as a diagram: docs/persistence.md, "Sync states"; why every active
+ * state exits to both ends, and syncPath: docs/reliability.md, "Every call reaches an end".
  */
 export const SYNC_STATES = [
   /** Seen in the Service's list or a webhook; nothing done yet. */

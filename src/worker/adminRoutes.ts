@@ -8,8 +8,8 @@ import type { CrmName } from '../crm/types.js';
 import type { Db } from '../store/database.js';
 import type { Clock } from '../util/clock.js';
 import { loadCallView } from './callView.js';
-import { runReplay } from './replay.js';
-import { parseReplayRequest, ReplayRequestError, type ReplayInput } from './replayRequest.js';
+import { runReplay } from '../ops/replay.js';
+import { parseReplayRequest, ReplayRequestError, type ReplayInput } from '../ops/replayRequest.js';
 
 export interface AdminRouteDeps {
   db: Db;

@@ -1,10 +1,7 @@
 /**
- * Whether the CRM accepts the worker's credentials, as readiness, status, a gauge and the logs
- * see it. A job that meets CRM_AUTH marks them rejected; from then on a cheap probe (the adapter's
- * checkCredentials) runs every PROBE_EVERY_MS on the injected clock, and the first that passes
- * marks them accepted and makes the jobs held back by CRM_AUTH due at once, in every process
- * sharing the database. At start one probe runs, and when it passes the jobs an earlier run held
- * back are released the same way.
+ * Whether the CRM accepts the worker's credentials, as readiness, status, a gauge and the logs see
+ * it; a cheap probe on the injected clock finds them accepted again and releases the held jobs. How:
+ * docs/reliability.md, "CRM credentials rejected and accepted again".
  */
 import { rejectionMessage, type CredentialAdvice } from '../crm/credentials.js';
 import { CrmAuthError } from '../crm/errors.js';

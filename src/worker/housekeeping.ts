@@ -1,19 +1,7 @@
 /**
- * The poll leader's housekeeping:
- * - keeps the worker's tables from growing without end: webhook deliveries (kept 30 days for
- *   inspection and replay) and finished jobs (kept 7 days). Failed jobs and the sync-status table
- *   are never pruned; they are the operator's record;
- * - gives every call a way out: a call in a working state with no queued or running job would
- *   never move again (its last job failed, or a webhook that should have queued the next step
- *   was lost), so it gets a write-back job, which reads the call and moves it on. A call queued
- *   this way MAX_REQUEUES times without moving fails with NO_PROGRESS instead: each write-back
- *   costs Service requests and a CRM lookup, and one that cannot move the call never will;
- * - sweeps drafts stored but never written to the CRM of calls already written back: each such
- *   call gets its drafts job (src/store/draftsJob.ts), which writes only those drafts. Whatever
- *   stores drafts queues that job itself; the sweep is the safety net (a drafts job that failed);
- * - writes the deal signals still due after a failed try (src/pipelines/dealSignals.ts);
- * - runs the silence-and-drift check (src/drift/monitor.ts) every minute, which raises and
- *   clears its warnings.
+ * The poll leader's housekeeping: pruning, re-queueing calls that stopped moving (NO_PROGRESS),
+ * orphan drafts, due deal signals, and the drift check every minute. What each does and why:
+ * docs/reliability.md, "Housekeeping".
  */
 import type { CrmName } from '../crm/types.js';
 import type { DriftMonitor } from '../drift/monitor.js';

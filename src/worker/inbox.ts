@@ -1,16 +1,7 @@
 /**
- * The database-backed webhook inbox. One statement stores each delivery once (by event id),
- * records the call as discovered and enqueues the work the event causes
- * (src/store/inboxRound.ts); the receiver answers 2xx only after it commits. The work itself runs
- * later in the job runner.
- *
- * Deliveries that arrive together are group-committed: one statement for all deliveries that came
- * in while the previous batch was being written (a lone delivery goes at once), or one per round
- * in one transaction when a call has several. Each is still durable before its 2xx; a batch that
- * fails is written again one delivery at a time, so one bad delivery never fails the others.
- *
- * Deliveries that queue live work (call.started) are committed apart, through the live lane's
- * client: a call.started never waits behind a batch of a backfill's followup.generated.
+ * The database-backed webhook inbox: stores each delivery once, records the call and queues its
+ * work in one statement, and the receiver answers 2xx only after the commit. Group commits and the
+ * live lane: docs/reliability.md, "The webhook inbox".
  */
 import type { CrmName } from '../crm/types.js';
 import type { WebhookInbox, InboxRecord } from '../http/types.js';

@@ -7,11 +7,11 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../log/logger.js';
 import { releaseLease, tryAcquireLease } from '../store/leaderLease.js';
 import type { Clock } from '../util/clock.js';
+import { POLL_CURSOR } from '../sync/cursors.js';
 import { discoverCalls, type DiscoverDeps, type DiscoverResult } from './discover.js';
 import type { Housekeeping } from './housekeeping.js';
 
 export const POLLER_LEASE = 'poller';
-export const POLL_CURSOR = 'calls';
 
 export interface PollerOptions {
   schedule: string;

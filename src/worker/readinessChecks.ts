@@ -7,7 +7,7 @@ import { composeReadiness } from '../http/readiness.js';
 import type { ReadinessCheckResult, ReadinessReport } from '../http/types.js';
 import type { ServiceHealth } from '../service/types.js';
 import type { Clock } from '../util/clock.js';
-import { crmStandingLines, type CrmStanding } from './crmStanding.js';
+import { crmStandingLines, type CrmStanding } from '../ops/crmStanding.js';
 
 export const READINESS_ADVICE = {
   database: 'the database does not answer: check DATABASE_URL (or DATA_DIR for the embedded database)',

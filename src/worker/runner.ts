@@ -1,15 +1,7 @@
 /**
- * The job runner: two lanes over the job table. The live lane runs context pushes one job at a
- * time each (several at once) so that a live call never waits behind bulk work; the bulk lane
- * claims write-back jobs in batches so the CRM writes can use batch APIs. Claims hold a lease,
- * renewed while the work runs; a killed process's jobs return to the queue when it lapses.
- *
- * Each run carries its lease (job id and epoch, src/store/fence.ts) and a signal (jobRun.ts). A
- * lease the heartbeat could not renew was taken back: that run is told to stop, and stops before
- * its next side effect; its writes to the database were fenced off already. stop() tells every run
- * to stop, waits up to the drain bound for the side effects in flight (a Service request may take
- * its whole timeout), and hands back the jobs with none in flight; one still mid-request is left
- * to its lease, so no other worker starts it while its request may still land.
+ * The job runner: a live lane for context pushes and a bulk lane that claims write-back jobs in
+ * batches, each claim under a renewed lease. Leases, stopping and draining: docs/reliability.md,
+ * "The job runner".
  */
 import type { Logger } from '../log/logger.js';
 import { runContextJob } from '../pipelines/context.js';

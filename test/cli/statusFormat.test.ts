@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatCall } from '../../src/cli/statusFormat.js';
 import { formatTable } from '../../src/util/table.js';
-import type { MatchDecision } from '../../src/crm/match/types.js';
+import type { MatchDecision } from '../../src/crm/types.js';
 
 const decision: MatchDecision = {
   crm: 'hubspot',

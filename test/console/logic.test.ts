@@ -5,7 +5,7 @@ import { formatStatus } from '../../src/cli/statusFormat.js';
 import { crmCredentialsRejected, standingWarnings } from '../../src/console/warnings.js';
 import { fixHint } from '../../src/console/hints.js';
 import { boundAddress } from '../../src/worker/boundAddress.js';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 
 const NOW = Date.UTC(2026, 0, 7, 12, 0);
 

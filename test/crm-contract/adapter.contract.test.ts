@@ -5,7 +5,7 @@
  * Hooli without a website...), so expectations are written once, by name.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MatchRule } from '../../src/crm/match/types.js';
+import type { MatchRule } from '../../src/crm/types.js';
 import { lookupKey, type CrmLookup, type Participant } from '../../src/crm/types.js';
 import {
   buildActivity,
@@ -17,7 +17,7 @@ import {
   lookupFieldsFor,
   requiredFields,
 } from '../../src/mapping/index.js';
-import { draftKey } from '../../src/mapping/draftKey.js';
+import { draftKey } from '../../src/crm/draftKey.js';
 import { linksOf, writtenQueryFor } from '../../src/mapping/writeback.js';
 import { outcomeOf } from '../../src/pipelines/outcome.js';
 import { CONFIG_DIR } from '../cli/helpers.js';

@@ -3,7 +3,7 @@
  * adapter on a fake clock, read back what was written, and make the CRM refuse for its rate limit
  * the way that CRM does. The suite itself (adapter.contract.test.ts) is CRM-neutral.
  */
-import type { SalesforceConfig } from '../../src/config/config.js';
+import type { SalesforceConfig } from '../../src/crm/settings.js';
 import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { CrmAdapter, CrmName } from '../../src/crm/types.js';

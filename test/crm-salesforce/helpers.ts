@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import type { SalesforceConfig } from '../../src/config/config.js';
+import type { SalesforceConfig } from '../../src/crm/settings.js';
 import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import type { LookupFields } from '../../src/crm/types.js';
 import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';

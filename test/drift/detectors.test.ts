@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_DRIFT_THRESHOLDS as T,
-  detectNoMatchRise,
-  detectServiceBehind,
-  detectWebhookSilence,
-} from '../../src/drift/detectors.js';
+import { DEFAULT_DRIFT_THRESHOLDS as T } from '../../src/config/drift.js';
+import { detectNoMatchRise, detectServiceBehind, detectWebhookSilence } from '../../src/drift/detectors.js';
 
 const NOW = Date.UTC(2026, 0, 10, 12);
 const MIN = 60_000;

@@ -3,8 +3,12 @@
  * raised by the periodic check (a warn line, the gauge at 1) and cleared when it ends.
  */
 import { describe, expect, it } from 'vitest';
-import type { DriftCondition, DriftThresholds } from '../../src/drift/detectors.js';
-import { detectDrift, DEFAULT_DRIFT_THRESHOLDS } from '../../src/drift/detectors.js';
+import {
+  DEFAULT_DRIFT_THRESHOLDS,
+  type DriftCondition,
+  type DriftThresholds,
+} from '../../src/config/drift.js';
+import { detectDrift } from '../../src/drift/detectors.js';
 import { readDriftFacts } from '../../src/drift/facts.js';
 import { createDriftMonitor } from '../../src/drift/monitor.js';
 import { createLogger } from '../../src/log/logger.js';

@@ -12,7 +12,7 @@ import { rawConfigSchema } from '../../src/config/schema.js';
 import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 
 export type Env = Record<string, string | undefined>;
 

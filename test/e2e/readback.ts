@@ -2,7 +2,7 @@
  * Reads what the worker wrote, straight from the in-process sandboxes: the Service's pushed
  * contexts and generated drafts, the CRM records and their links.
  */
-import { draftIdOfKey } from '../../src/mapping/draftKey.js';
+import { draftIdOfKey } from '../../src/crm/draftKey.js';
 import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import type { ServiceSandbox } from '@crm-sync/sandboxes/service';

@@ -13,7 +13,7 @@ import type { AccessKeys } from '../../src/http/access.js';
 import type { Db } from '../../src/store/database.js';
 import type { FakeClock } from '../../src/util/fakeClock.js';
 import { adminRoutes } from '../../src/worker/adminRoutes.js';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 import { testServer } from './harness.js';
 
 export const SECRET_EMAIL = 'jane.doe@acme.example';

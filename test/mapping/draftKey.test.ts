@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { draftIdOfKey, draftKey } from '../../src/mapping/draftKey.js';
+import { draftIdOfKey, draftKey } from '../../src/crm/draftKey.js';
 
 describe('draft keys (call id and draft id)', () => {
   it('reads back the draft id of a key, and takes an older bare draft id as it is', () => {

@@ -99,7 +99,7 @@ describe('shipped HubSpot mapping', () => {
       {
         callId: 'call_01HZX4',
         draftId: 'fu_7781',
-        // The upsert key: the call id and the draft id (src/mapping/draftKey.ts).
+        // The upsert key: the call id and the draft id (src/crm/draftKey.ts).
         key: 'call_01HZX4:fu_7781',
         kind: 'note',
         idField: 'crmsync_followup_id',

@@ -15,7 +15,7 @@ import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandbo
 import { CUSTOM_FIELDS } from '@crm-sync/sandboxes/salesforce/schema';
 import { listFieldGaps } from '../../src/store/fieldGapRepo.js';
 import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
-import { collectCrmStanding, crmStandingLines } from '../../src/worker/crmStanding.js';
+import { collectCrmStanding, crmStandingLines } from '../../src/ops/crmStanding.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';

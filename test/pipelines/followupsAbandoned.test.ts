@@ -13,7 +13,7 @@ import type { Db } from '../../src/store/database.js';
 import { saveFollowupDrafts, settleAbandonedFollowupClaim } from '../../src/store/followupRepo.js';
 import { getSyncStatus, upsertDiscovered } from '../../src/store/syncStatusRepo.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import { replayCall } from '../../src/worker/replay.js';
+import { replayCall } from '../../src/ops/replay.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const DRAFT = { id: 'd1', subject: 'Thanks', body: 'Next steps', to: ['a@b.c'] };

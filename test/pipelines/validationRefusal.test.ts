@@ -20,9 +20,9 @@ import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hu
 import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { claimJobs, enqueueJob } from '../../src/store/jobQueue.js';
 import { getSyncStatus } from '../../src/store/syncStatusRepo.js';
-import { collectCrmStanding } from '../../src/worker/crmStanding.js';
+import { collectCrmStanding } from '../../src/ops/crmStanding.js';
 import { applyTryResult } from '../../src/worker/jobOutcome.js';
-import { replayFailed } from '../../src/worker/replay.js';
+import { replayFailed } from '../../src/ops/replay.js';
 import { CONFIG_DIR } from '../cli/helpers.js';
 import { sandboxConfig } from '../crm-salesforce/helpers.js';
 import { useMigratedDatabase } from '../store/helpers.js';

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import type { StatusSnapshot } from '../../src/worker/status.js';
+import type { StatusSnapshot } from '../../src/ops/status.js';
 import {
   adminPost,
   ROOMY_LIMITS,

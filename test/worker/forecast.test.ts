@@ -9,7 +9,7 @@ import { formatStatus } from '../../src/cli/statusFormat.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import { collectForecast, collectStatus, forecastTimes } from '../../src/worker/status.js';
+import { collectForecast, collectStatus, forecastTimes } from '../../src/ops/status.js';
 import { useMigratedDatabase } from '../store/helpers.js';
 
 const LIMITS: PlanLimits = { ratePerMinute: 60, burstPerSecond: 10, dailyCap: 1000 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import type { CrmStanding } from '../../src/worker/crmStanding.js';
+import type { CrmStanding } from '../../src/ops/crmStanding.js';
 import { workerReadiness } from '../../src/worker/readinessChecks.js';
 
 const base = {

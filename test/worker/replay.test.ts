@@ -7,8 +7,8 @@ import {
   settleFollowupClaim,
 } from '../../src/store/followupRepo.js';
 import { recordSyncError } from '../../src/store/syncStatusRepo.js';
-import { replayCall, replayFailed, runReplay } from '../../src/worker/replay.js';
-import { parseReplayRequest } from '../../src/worker/replayRequest.js';
+import { replayCall, replayFailed, runReplay } from '../../src/ops/replay.js';
+import { parseReplayRequest } from '../../src/ops/replayRequest.js';
 import { replayOutcome } from '../../src/cli/commands/replay.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 

@@ -7,7 +7,7 @@ import { InMemorySlotLedger } from '../../src/budget/ledger.js';
 import { formatStatus } from '../../src/cli/statusFormat.js';
 import { enqueueJob, JOB_PRIORITY } from '../../src/store/jobQueue.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
-import { collectStatus } from '../../src/worker/status.js';
+import { collectStatus } from '../../src/ops/status.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';
 
 const NOW = Date.UTC(2026, 1, 10, 12);

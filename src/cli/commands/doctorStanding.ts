@@ -9,8 +9,8 @@ import type { AppConfig } from '../../config/config.js';
 import type { SetupCheck } from '../../crm/types.js';
 import { embeddedExists } from '../../store/database.js';
 import { clearFieldGaps, listFieldGaps } from '../../store/fieldGapRepo.js';
-import { collectCrmStanding, crmStandingLines, type CrmStanding } from '../../worker/crmStanding.js';
-import type { StatusSnapshot } from '../../worker/status.js';
+import { collectCrmStanding, crmStandingLines, type CrmStanding } from '../../ops/crmStanding.js';
+import type { StatusSnapshot } from '../../ops/status.js';
 
 /** `crmChecks`: the CRM's field checks, named `<object>.<field>` (verifySetup). */
 export async function standingChecks(config: AppConfig, crmChecks: SetupCheck[]): Promise<SetupCheck[]> {

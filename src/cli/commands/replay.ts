@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ReplayResult } from '../../worker/replay.js';
+import type { ReplayResult } from '../../ops/replay.js';
 
 /**
  * `crm-sync replay --call ID | --failed | --code CODE | --since/--until [--regenerate-followups]`:
@@ -30,7 +30,7 @@ export function registerReplay(program: Command): void {
         until?: string;
         regenerateFollowups?: boolean;
       }) => {
-        const { parseReplayRequest, ReplayRequestError } = await import('../../worker/replayRequest.js');
+        const { parseReplayRequest, ReplayRequestError } = await import('../../ops/replayRequest.js');
         const { UsageError } = await import('../usageError.js');
         const input = {
           callId: opts.call,
@@ -54,7 +54,7 @@ export function registerReplay(program: Command): void {
         let result: ReplayResult;
         try {
           if (database) {
-            const { runReplay } = await import('../../worker/replay.js');
+            const { runReplay } = await import('../../ops/replay.js');
             result = await runReplay(database.prisma, config.crm, request, new Date());
           } else {
             // The same request, carried out by the running worker with the same code.

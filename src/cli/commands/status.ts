@@ -26,7 +26,7 @@ export function registerStatus(program: Command): void {
             output = await askWorker(config, `/admin/calls/${encodeURIComponent(opts.call)}`);
           }
         } else if (database) {
-          const { collectStatus } = await import('../../worker/status.js');
+          const { collectStatus } = await import('../../ops/status.js');
           const { createDbSlotLedger } = await import('../../store/dbSlotLedger.js');
           const { systemClock } = await import('../../util/clock.js');
           output = await collectStatus({

@@ -1,4 +1,4 @@
-import type { MatchChoice } from '../../crm/match/types.js';
+import type { MatchChoice } from '../../crm/types.js';
 import { describeCallDealSignals } from '../../deals/callSignalsText.js';
 import type { CallDetail, LandedRecord } from '../callDetail.js';
 import { utc } from '../format.js';

@@ -1,4 +1,4 @@
-import type { ReplayInput } from '../../worker/replayRequest.js';
+import type { ReplayInput } from '../../ops/replayRequest.js';
 import { ActionForm } from './layout.js';
 
 /** The replay form's fields carried through the confirmation, as the operator sent them. */

@@ -2,13 +2,13 @@ import type { Logger } from 'pino';
 import { silentLogger } from '../../log/logger.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import type { CrmSlotLedger } from '../limits/ledger.js';
-import type { LinkMoveResult } from '../relink.js';
 import {
   DEFAULT_DEAL_RULE,
   type ActivityWrite,
   type CrmAdapter,
   type FieldRequirement,
   type FollowupWrite,
+  type LinkMoveResult,
   type WriteResult,
 } from '../types.js';
 import type { RefreshTokenStore } from '../refreshTokens.js';

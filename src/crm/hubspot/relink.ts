@@ -1,13 +1,6 @@
 import { CrmRejectedError } from '../errors.js';
-import {
-  LINK_KINDS,
-  planAssociations,
-  type AssociationPlan,
-  type LinkKind,
-  type LinkMove,
-  type LinkMoveResult,
-  type MoveOptions,
-} from '../relink.js';
+import { LINK_KINDS, planAssociations, type AssociationPlan, type LinkKind } from '../relink.js';
+import type { LinkMove, LinkMoveResult, MoveOptions } from '../types.js';
 import { associationsOf } from './batchReads.js';
 import type { Runner } from './runner.js';
 import type { BatchError } from './sdk.js';

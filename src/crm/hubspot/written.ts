@@ -1,4 +1,4 @@
-import { draftIdOfKey } from '../../mapping/draftKey.js';
+import { draftIdOfKey } from '../draftKey.js';
 import type { WrittenCall, WrittenQuery } from '../types.js';
 import { searchGroups } from './batchReads.js';
 import type { Runner } from './runner.js';

@@ -1,19 +1,7 @@
 /**
  * CRM request-budget arithmetic, free of I/O and clocks: given the recent request slots of every
- * process sharing one CRM account, may one more start now, and if not, how long until it may.
- *
- * A slot is held from the request's start until its window has passed after its response: the CRM
- * counts a request when it arrives, somewhere between the two, so that holding is what keeps any
- * window of the CRM's under the limit. (Let k be the last-started of limit + 1 requests the CRM
- * counted within one window: when k was granted, each of the others had started, and had not
- * answered a window before k, since the CRM counted it less than a window before k arrived. So
- * all were held at k's grant, and k was refused.) One clock orders every start and response: the
- * database's, in the shared ledger (src/store/crmSlotLedger.ts).
- *
- * The daily allowance is the CRM's own count, reported with responses (HubSpot's
- * `X-HubSpot-RateLimit-Daily-Remaining`, Salesforce's `Sforce-Limit-Info`). A report may miss any
- * request that had not answered before the reporting request started, so those are taken off what
- * it says remains; at or under the reserve, requests are held.
+ * process sharing one CRM account, may one more start now, and if not, how long until it may. Why a
+ * slot is held until a window after its response, and the daily allowance: docs/budget.md.
  */
 
 /** Which limit a slot counts against: HubSpot's ten-second window, its search second, or none but the day's. */

@@ -5,7 +5,7 @@
  */
 import type { DealRule } from '../types.js';
 import type { DealCandidate } from './candidates.js';
-import type { MatchLoser } from './types.js';
+import type { MatchLoser } from '../types.js';
 
 export interface RankedDeals {
   /** How many of the deals are open. */

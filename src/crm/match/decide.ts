@@ -1,21 +1,13 @@
 /**
  * The match rules, once for every CRM (pure). Given the candidates an adapter fetched, they choose
- * the participant's contact (or lead), company and deals, and say why, naming the candidates that
- * lost. README "How a call finds its CRM records" states the same order:
- *   1. person: the contact with the address (most recently modified first), else an unconverted lead;
- *   2. company: the contact's primary company, else its only or newest linked one; with none (no
- *      contact, a lead, a contact without company): the company whose domain/website is the
- *      email's domain (never a free-mail domain), else the one named like the participant's (or
- *      lead's) company; newest first where several qualify;
- *   3. deals: the contact's open deals; when it has none open, the company's open deals; in the
- *      deal rule's order.
- *   4. owner: the person's owner (none for a lead still in a queue), else the company's.
+ * the participant's contact (or lead), company, deals and owner, and say why, naming the candidates
+ * that lost. The order of the rules: README, "How a call finds its CRM records".
  */
 import { isFreeMailDomain } from '../freemail.js';
 import type { CrmLookup, CrmRecord, CrmName, DealRule, MatchedBy } from '../types.js';
 import type { CompanyCandidate, CompanyLink, DealCandidate, PersonCandidate } from './candidates.js';
 import { describeKey, rankDeals, type RankedDeals } from './deals.js';
-import type { MatchChoice, MatchDecision, MatchLoser, MatchRule } from './types.js';
+import type { MatchChoice, MatchDecision, MatchLoser, MatchRule } from '../types.js';
 
 const day = (t: number | null) => (t === null ? 'unknown' : new Date(t).toISOString().slice(0, 10));
 

@@ -1,5 +1,5 @@
 /** A match decision as terminal text, for `crm-sync match` and `crm-sync status --call` (pure). */
-import type { MatchChoice, MatchDecision } from './types.js';
+import type { MatchChoice, MatchDecision } from '../types.js';
 
 export function formatDecision(d: MatchDecision): string {
   const lines = [`matched by: ${d.matchedBy} (${d.crm})`];

@@ -19,7 +19,7 @@ import {
   type CompanyPick,
   type PersonPick,
 } from './decide.js';
-import type { MatchLoser } from './types.js';
+import type { MatchLoser } from '../types.js';
 
 interface Pending {
   participant: Participant;

@@ -1,4 +1,4 @@
-import type { SalesforceConfig } from '../../config/config.js';
+import type { SalesforceConfig } from '../settings.js';
 import { silentLogger, type Logger } from '../../log/logger.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { CrmDailyLimitError } from '../errors.js';

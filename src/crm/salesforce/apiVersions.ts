@@ -1,14 +1,7 @@
 /**
  * Salesforce API versions: the default crm-sync asks for, the oldest it can work with, and the
- * retirements Salesforce has announced (pure; `doctor` compares them with what the org offers).
- *
- * Why 68.0 (Winter '27, the newest release): jsforce 3.10.x puts the version only into the URL
- * (`/services/data/v68.0/...`) and compares its major number with the features it needs, all met at
- * 68: sObject Collections create/update from 42.0 and Collections upsert from 46.0
- * (`Connection._ensureVersion`), JWT-based access tokens on SOAP from 68.0 (crm-sync uses no SOAP).
- * Everything crm-sync calls is REST and unchanged at 68.0: query with `nextRecordsUrl`,
- * `sobjects/{type}/describe`, `limits`, Collections upsert and update (REST API Developer Guide,
- * "sObject Collections"). The adapter contract suite runs at this version against the sandbox.
+ * retirements Salesforce has announced (pure; `doctor` compares them with what the org offers). Why
+ * 68.0: docs/install.md, section 2, step 7.
  */
 export const DEFAULT_API_VERSION = '68.0';
 

@@ -1,12 +1,7 @@
 import type { Record as SfRecord, SaveResult } from 'jsforce';
 import { CrmRejectedError } from '../errors.js';
-import {
-  planTaskUpdate,
-  type LinkMove,
-  type LinkMoveResult,
-  type MoveOptions,
-  type TaskLinks,
-} from '../relink.js';
+import { planTaskUpdate, type TaskLinks } from '../relink.js';
+import type { LinkMove, LinkMoveResult, MoveOptions } from '../types.js';
 import { queryRecords, type SalesforceContext } from './context.js';
 import { recordFailure, type RecordError } from './errors.js';
 import { packTerms } from './soqlBatch.js';

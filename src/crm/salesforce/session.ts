@@ -1,6 +1,6 @@
 import { Connection, OAuth2, type TokenResponse } from 'jsforce';
 import type { Transport } from 'jsforce/lib/transport.js';
-import type { SalesforceConfig } from '../../config/config.js';
+import type { SalesforceConfig } from '../settings.js';
 import type { Logger } from '../../log/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { CrmAuthError, CrmError } from '../errors.js';

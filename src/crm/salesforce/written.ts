@@ -1,5 +1,5 @@
 import type { Record as SfRecord } from 'jsforce';
-import { draftIdOfKey } from '../../mapping/draftKey.js';
+import { draftIdOfKey } from '../draftKey.js';
 import type { WrittenCall, WrittenQuery } from '../types.js';
 import { queryRecords, type SalesforceContext } from './context.js';
 import { packTerms } from './soqlBatch.js';

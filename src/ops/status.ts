@@ -1,10 +1,7 @@
 /**
- * The operator's view of the worker, for `crm-sync status`, GET /status and the metrics: calls
- * by sync state, recent failures with reasons, the Service budget, job queue depth per priority,
- * and the cursor's position and age, the budget forecast (when the daily cap runs out at the
- * current pace, when the queued backfill would finish) and the silence-and-drift warnings. Reads
- * only the database (plus in-process budget counters when given), so the CLI can show it without
- * a running worker.
+ * The operator's view of the worker, for `crm-sync status`, GET /status and the metrics: calls by
+ * state, failures, budget and its forecast, queue depth, the cursor and drift warnings. Reads only the
+ * database (plus in-process budget counters when given), so the CLI can show it without a worker.
  */
 import {
   backfillShare,
@@ -17,7 +14,8 @@ import {
 import type { BudgetStats, SlotLedger } from '../budget/types.js';
 import type { PlanLimits } from '../budget/plans.js';
 import type { CrmName } from '../crm/types.js';
-import { detectDrift, type DriftThresholds, type DriftWarning } from '../drift/detectors.js';
+import type { DriftThresholds } from '../config/drift.js';
+import { detectDrift, type DriftWarning } from '../drift/detectors.js';
 import { readDriftFacts } from '../drift/facts.js';
 import { budgetPriorityOf } from '../pipelines/jobs.js';
 import { getCursor } from '../store/cursorRepo.js';
@@ -28,7 +26,7 @@ import { recentSkips } from '../store/syncEventRepo.js';
 import { countSyncStatusByState, recentSyncFailures } from '../store/syncStatusRepo.js';
 import type { Clock } from '../util/clock.js';
 import { collectCrmStanding, type CrmStanding } from './crmStanding.js';
-import { POLL_CURSOR } from './poller.js';
+import { POLL_CURSOR } from '../sync/cursors.js';
 
 export interface StatusSnapshot {
   generatedAt: string;
@@ -85,7 +83,7 @@ export interface StatusSnapshot {
   };
   /** Silence and drift warnings raised now (src/drift/detectors.ts); empty when all is well. */
   drift: DriftWarning[];
-  /** Fields calls are written without, and calls a CRM rule refused (src/worker/crmStanding.ts). */
+  /** Fields calls are written without, and calls a CRM rule refused (src/ops/crmStanding.ts). */
   crmStanding?: CrmStanding;
   worker?: Record<string, unknown>;
 }
