@@ -12,7 +12,7 @@ import type { CrmAdapter } from '../../src/crm/types.js';
 import { FOLLOWUPS_GENERATED_AT_FIELD, loadMappings } from '../../src/mapping/index.js';
 import type { Mapping } from '../../src/mapping/types.js';
 import { createJobRun } from '../../src/pipelines/jobRun.js';
-import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../../src/pipelines/jobs.js';
+import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../../src/store/jobKinds.js';
 import type { WritebackItem } from '../../src/pipelines/types.js';
 import { runWritebackBatch } from '../../src/pipelines/writeback.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';

@@ -12,7 +12,7 @@ import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
 import { loadMappings } from '../../src/mapping/index.js';
 import { FOLLOWUP_UNCERTAIN } from '../../src/pipelines/followups.js';
 import { createJobRun } from '../../src/pipelines/jobRun.js';
-import { writebackJobKey, JOB_PRIORITY, type WritebackJobPayload } from '../../src/pipelines/jobs.js';
+import { writebackJobKey, JOB_PRIORITY, type WritebackJobPayload } from '../../src/store/jobKinds.js';
 import type { WritebackItem } from '../../src/pipelines/types.js';
 import { runWritebackBatch } from '../../src/pipelines/writeback.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';

@@ -15,7 +15,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { loadMappings } from '../../src/mapping/index.js';
 import type { Mapping } from '../../src/mapping/types.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { JOB_PRIORITY } from '../../src/pipelines/jobs.js';
+import { JOB_PRIORITY } from '../../src/store/jobKinds.js';
 import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { claimJobs, enqueueJob } from '../../src/store/jobQueue.js';

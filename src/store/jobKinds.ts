@@ -3,7 +3,7 @@
  * (JOB_PRIORITY, higher first); the Service budget has the three named priorities.
  */
 import type { Priority } from '../budget/types.js';
-import { JOB_PRIORITY } from '../store/jobQueue.js';
+import { JOB_PRIORITY } from './jobQueue.js';
 import type { Call } from '../service/types.js';
 
 export { JOB_PRIORITY };
