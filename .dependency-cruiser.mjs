@@ -51,8 +51,8 @@ export default {
     ...layerRules,
   ],
   options: {
-    // The sandboxes are a development package of their own (packages/sandboxes); the Prisma client is generated.
-    exclude: { path: '^src/(sandbox|generated)/' },
+    // The Prisma client is generated. (The sandboxes are a package of their own, packages/sandboxes.)
+    exclude: { path: '^src/generated/' },
     doNotFollow: { path: ['node_modules', '^src/generated/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

@@ -13,9 +13,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # `npm run build` also makes dist/pglite-template (the embedded database a first start loads
-# instead of running initdb). The sandboxes are trial and test stand-ins, not part of a
-# production worker.
-RUN npm run build && rm -rf dist/sandbox
+# instead of running initdb). The sandboxes (packages/sandboxes, a development workspace) are not
+# copied: npm ci leaves a dangling link to them, which the prune below removes with the other
+# devDependencies.
+RUN npm run build
 # Production dependencies only. --omit=optional --omit=peer: @prisma/client declares prisma and
 # typescript as optional peers, which keeps both (and Prisma Studio) through a plain
 # `--omit=dev`. Then files nothing loads at run time: source maps, type declarations, docs, and

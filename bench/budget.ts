@@ -22,7 +22,7 @@ import { BudgetClosedError } from '../src/budget/errors.js';
 import { PLAN_NAMES, resolvePlan, type PlanLimits, type PlanName } from '../src/budget/plans.js';
 import type { Priority, RequestBudget } from '../src/budget/types.js';
 import { maxStartsInSpan } from '../src/budget/window.js';
-import { startServiceSandbox } from '../src/sandbox/service/index.js';
+import { startServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createServiceClient } from '../src/service/client.js';
 import { ServiceDailyCapError, ServiceRateLimitedError } from '../src/service/errors.js';
 import { systemClock } from '../src/util/clock.js';

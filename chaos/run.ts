@@ -15,7 +15,7 @@ import { randomInt } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { hashString, seededRandom } from '../src/sandbox/service/rng.js';
+import { hashString, seededRandom } from '@crm-sync/sandboxes/service/rng';
 import { killAllChildren } from './lib/processes.js';
 import { SecretRegistry } from './lib/secrets.js';
 import { CHAOS_DIR, markdownTable, type Row } from './lib/report.js';

@@ -3,7 +3,7 @@
  * ends in a verdict and a few figures for the table. To add one, write chaos/scenarios/NAME.ts
  * exporting a `Scenario` and list it in chaos/scenarios/index.ts.
  */
-import type { Random } from '../src/sandbox/service/rng.js';
+import type { Random } from '@crm-sync/sandboxes/service/rng';
 import type { SecretRegistry } from './lib/secrets.js';
 
 export interface ScenarioContext {

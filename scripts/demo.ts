@@ -14,10 +14,10 @@ import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startHubSpotSandbox } from '../src/sandbox/hubspot/index.js';
-import { startSalesforceSandbox } from '../src/sandbox/salesforce/index.js';
-import { startServiceSandbox } from '../src/sandbox/service/index.js';
-import { SANDBOX_PARTICIPANTS } from '../src/sandbox/service/seed.js';
+import { startHubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startSalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import { startServiceSandbox } from '@crm-sync/sandboxes/service';
+import { SANDBOX_PARTICIPANTS } from '@crm-sync/sandboxes/service/seed';
 import { demoDatabaseNotice, demoEnvironment } from './demoEnv.js';
 import {
   contextLines,

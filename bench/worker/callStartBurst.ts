@@ -4,8 +4,8 @@
  * time from its call.started to its context at the Service. Shared by `npm run bench` (row 7, the
  * p95 target) and the end-to-end test (every context pushed, no search 429).
  */
-import { startHubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox } from '@crm-sync/sandboxes/service';
 import { populate, TRICKY } from '../../test/crm-hubspot/population.js';
 import {
   createCall,

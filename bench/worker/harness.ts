@@ -9,14 +9,14 @@ import path from 'node:path';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log/logger.js';
 import type { PlanLimits, PlanName } from '../../src/budget/plans.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import {
   SANDBOX_PARTICIPANTS,
   startServiceSandbox,
   type Participant,
   type ServiceSandbox,
-} from '../../src/sandbox/service/index.js';
-import { fillContent, seedCalls } from '../../src/sandbox/service/seed.js';
+} from '@crm-sync/sandboxes/service';
+import { fillContent, seedCalls } from '@crm-sync/sandboxes/service/seed';
 import type { StatusSnapshot } from '../../src/ops/status.js';
 import { startWorker, type WorkerHandle } from '../../src/worker/app.js';
 

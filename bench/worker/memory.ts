@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { rawConfigSchema } from '../../src/config/schema.js';
-import { JOB_PRIORITY, writebackJobKey } from '../../src/pipelines/jobs.js';
+import { JOB_PRIORITY, writebackJobKey } from '../../src/store/jobKinds.js';
 import { inTransaction, openDatabase } from '../../src/store/database.js';
 import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import { migrate } from '../../src/store/migrations.js';

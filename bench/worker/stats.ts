@@ -1,4 +1,4 @@
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 
 /** The nearest-rank percentile of ascending `sorted` (NaN when empty). */
 export function percentile(sorted: readonly number[], p: number): number {

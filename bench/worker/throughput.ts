@@ -8,8 +8,8 @@
  * Requests per call come from the sandbox's counters: every API request the worker made, divided
  * by the calls written back.
  */
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { CountersSnapshot } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { CountersSnapshot } from '@crm-sync/sandboxes/service';
 import type { Logger } from '../../src/log/logger.js';
 import {
   addAnalysedCalls,
@@ -97,7 +97,7 @@ export async function benchBackfillThroughput(
       databaseUrl: options.databaseUrl,
     });
     try {
-      const probe = options.cpuShare ? await startCpuShare('/src/sandbox/') : undefined;
+      const probe = options.cpuShare ? await startCpuShare('/packages/sandboxes/') : undefined;
       let first: { at: number; written: number } | undefined;
       const { status, doneAt } = await waitForStatus(
         run.worker,

@@ -3,9 +3,9 @@
  * written-once checks run against either: the activities carrying a call id (with the scores
  * written on them) and how many records carry a follow-up draft.
  */
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import type { SyncState } from '../../src/sync/states.js';
 import {
   draftIds,

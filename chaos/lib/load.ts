@@ -4,8 +4,8 @@
  * earlier webhooks, duplicated and shuffled, as a real webhook sender's retries would be.
  */
 import { addAnalysedCalls, matchingParticipant } from '../../bench/worker/harness.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
-import type { Random } from '../../src/sandbox/service/rng.js';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
+import type { Random } from '@crm-sync/sandboxes/service/rng';
 import { completeCall, createCall, post, type Person } from '../../test/e2e/harness.js';
 
 export interface LoadOptions {

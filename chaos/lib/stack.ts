@@ -10,17 +10,17 @@ import {
   startHubSpotSandbox,
   type HubSpotSandbox,
   type HubSpotSandboxOptions,
-} from '../../src/sandbox/hubspot/index.js';
+} from '@crm-sync/sandboxes/hubspot';
 import {
   startSalesforceSandbox,
   type SalesforceSandbox,
   type SalesforceSandboxOptions,
-} from '../../src/sandbox/salesforce/index.js';
+} from '@crm-sync/sandboxes/salesforce';
 import {
   startServiceSandbox,
   type ServiceSandbox,
   type ServiceSandboxOptions,
-} from '../../src/sandbox/service/index.js';
+} from '@crm-sync/sandboxes/service';
 import type { DatabaseKind } from '../../src/store/database.js';
 import { freePort, workerEnv, type WorkerEnv } from '../../test/e2e/harness.js';
 import type { ScenarioContext } from '../scenario.js';

@@ -4,8 +4,8 @@
  * scenario arms an action (kill -9) for the next such moment, and it runs synchronously while
  * the worker's request is still open, so the kill lands in the middle of that piece of work.
  */
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 
 export const MOMENTS = ['webhook-intake', 'crm-batch-write', 'followup-generation', 'poll-page'] as const;
 export type Moment = (typeof MOMENTS)[number];

@@ -3,8 +3,8 @@
  * the worker reports: each call settled, one CRM activity per call with the Service's scores, at
  * most one follow-up generation per call, every generated draft attached once, no 429.
  */
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { ACTIVE_SYNC_STATES, type SyncState } from '../../src/sync/states.js';
 import { syncState, type WorkerProcess } from '../../test/e2e/harness.js';
 import { checkWrittenOnceIn, hubspotReadback } from './crmReadback.js';

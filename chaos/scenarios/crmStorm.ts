@@ -9,8 +9,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { CrmFaultInjector } from '../../src/sandbox/crmFaults.js';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import type { CrmFaultInjector } from '@crm-sync/sandboxes/crmFaults';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import {
   checkWrittenOnceIn,
   hubspotReadback,

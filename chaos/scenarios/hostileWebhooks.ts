@@ -17,7 +17,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { Random } from '../../src/sandbox/service/rng.js';
+import type { Random } from '@crm-sync/sandboxes/service/rng';
 import { SIGNATURE_HEADER } from '../../src/http/webhookRoute.js';
 import { createCall } from '../../test/e2e/harness.js';
 import { matchingParticipant } from '../../bench/worker/harness.js';

@@ -6,7 +6,7 @@
  * no 429.
  */
 import type { DatabaseKind } from '../../src/store/database.js';
-import { pick, shuffled } from '../../src/sandbox/service/rng.js';
+import { pick, shuffled } from '@crm-sync/sandboxes/service/rng';
 import { DEFAULT_LEASE_MS } from '../../src/store/leaderLease.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';
 import { CallLoad } from '../lib/load.js';

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { startSalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { startChaosWorker, runChaosCli } from '../lib/processes.js';
 import { startStack } from '../lib/stack.js';
 import { Verdict, type Scenario, type ScenarioContext } from '../scenario.js';

@@ -7,9 +7,9 @@
  * ambiguous follow-up failure (the sandbox's fault log says so, and that the Service made no
  * drafts for it) and carries the FOLLOWUP_UNCERTAIN warning.
  */
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
-import { parseFaultScript } from '../../src/sandbox/service/faultScript.js';
-import { seededRandom } from '../../src/sandbox/service/rng.js';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
+import { parseFaultScript } from '@crm-sync/sandboxes/service/faultScript';
+import { seededRandom } from '@crm-sync/sandboxes/service/rng';
 import { syncRow } from '../../test/e2e/harness.js';
 import { draftIds } from '../../test/e2e/readback.js';
 import { checkWrittenOnceIn, hubspotReadback } from '../lib/crmReadback.js';

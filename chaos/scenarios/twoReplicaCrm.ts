@@ -1,6 +1,6 @@
 /**
  * Two worker processes on one PostgreSQL database at full load against one HubSpot app whose
- * ten-second limit the load needs (40 per 10 s, as `crm-sync sandbox hubspot --per-window 40`).
+ * ten-second limit the load needs (40 per 10 s, as `npx crm-sync-sandbox hubspot --per-window 40`).
  * HubSpot's limits are per app and per account (issue 22, defect 4), so the replicas share one CRM
  * budget through the database: HubSpot must answer no 429, and the busiest ten seconds must use at
  * least 80 % of the limit (the budget is shared, not split in halves). Webhooks go to each replica

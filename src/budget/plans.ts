@@ -1,6 +1,7 @@
 /**
  * The Service's published plan limits (service-api-spec.md section 8; windows per CONTRACT.md:
- * strict sliding 1 s and 60 s spans, daily cap per UTC day).
+ * strict sliding 1 s and 60 s spans, daily cap per UTC day). The Service sandbox enforces its own
+ * copy (packages/sandboxes/src/service/plans.ts); test/budget/plansMatchService.test.ts keeps them equal.
  */
 export type PlanName = 'sales' | 'team' | 'enterprise';
 

@@ -5,7 +5,7 @@
  * a replay of a written call updates its activity instead of adding one.
  */
 import type { CrmName } from '../crm/types.js';
-import { JOB_PRIORITY, writebackJobKey } from '../pipelines/jobs.js';
+import { JOB_PRIORITY, writebackJobKey } from '../store/jobKinds.js';
 import { inTransaction, type Db } from '../store/database.js';
 import { enqueueJob } from '../store/jobEnqueue.js';
 import { failureGroups, listFailedCalls, type FailedSelection } from '../store/syncStatusQueries.js';

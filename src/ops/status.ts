@@ -17,7 +17,7 @@ import type { CrmName } from '../crm/types.js';
 import type { DriftThresholds } from '../config/drift.js';
 import { detectDrift, type DriftWarning } from '../drift/detectors.js';
 import { readDriftFacts } from '../drift/facts.js';
-import { budgetPriorityOf } from '../pipelines/jobs.js';
+import { budgetPriorityOf } from '../store/jobKinds.js';
 import { getCursor } from '../store/cursorRepo.js';
 import type { Db } from '../store/database.js';
 import { countDueBackfillJobs, requestHistory } from '../store/forecastQueries.js';

@@ -10,7 +10,7 @@ import { mergeWarnings } from '../store/syncStatus/row.js';
 import { transitionSyncStatus } from '../store/syncStatus/transitions.js';
 import { callFactsOf, FINISHED_STATUSES } from './callFacts.js';
 import type { PipelineDeps } from './deps.js';
-import type { ContextJobPayload } from './jobs.js';
+import type { ContextJobPayload } from '../store/jobKinds.js';
 import { sideEffect, type JobRun } from './jobRun.js';
 
 export type ContextResult = 'pushed' | 'already_pushed' | 'call_finished' | 'no_participant';

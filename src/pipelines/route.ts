@@ -6,7 +6,7 @@ import type { Call } from '../service/types.js';
 import type { WebhookEvent } from '../service/events.js';
 import { ACTIVE_SYNC_STATES, type SyncState } from '../sync/states.js';
 import { callPhaseOf } from './callStatus.js';
-import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from './jobs.js';
+import { JOB_PRIORITY, contextJobKey, writebackJobKey, type JobSpec } from '../store/jobKinds.js';
 
 /**
  * After call.completed the analysis usually follows within minutes and announces itself with

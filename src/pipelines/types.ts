@@ -3,7 +3,7 @@ import type { Priority } from '../budget/types.js';
 import type { CrmLookup } from '../crm/types.js';
 import type { Analysis, Call } from '../service/types.js';
 import type { DraftInput } from '../store/followupRepo.js';
-import type { WritebackJobPayload } from './jobs.js';
+import type { WritebackJobPayload } from '../store/jobKinds.js';
 import type { JobRun } from './jobRun.js';
 
 export type WritebackResult =

@@ -13,7 +13,7 @@
  */
 import type { CrmName } from '../crm/types.js';
 import { Prisma } from '../generated/prisma/client.js';
-import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../pipelines/jobs.js';
+import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from './jobKinds.js';
 import type { Db } from './database.js';
 import { after } from './lockOrder.js';
 import { JOB_COLUMNS, jobsInsertFrom, jobValues, type EnqueueInput } from './jobEnqueue.js';

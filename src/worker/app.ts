@@ -30,7 +30,7 @@ import { migrate } from '../store/migrations.js';
 import { countSyncStatusByState } from '../store/syncStatus/queries.js';
 import { liveCallStartsSince } from '../store/syncStatusQueries.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { budgetPriorityOf } from '../pipelines/jobs.js';
+import { budgetPriorityOf } from '../store/jobKinds.js';
 import { closeHttp } from './closeHttp.js';
 import { createCrmCredentialMonitor } from './crmCredentials.js';
 import { createHousekeeping } from './housekeeping.js';

@@ -6,7 +6,7 @@
 import type { CrmName } from '../crm/types.js';
 import type { DriftMonitor } from '../drift/monitor.js';
 import type { Logger } from '../log/logger.js';
-import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../pipelines/jobs.js';
+import { JOB_PRIORITY, writebackJobKey, type WritebackJobPayload } from '../store/jobKinds.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { Db } from '../store/database.js';
 import { pruneDoneJobs } from '../store/jobAdmin.js';

@@ -7,7 +7,7 @@ import type { CrmName } from '../crm/types.js';
 import type { WebhookInbox, InboxRecord } from '../http/types.js';
 import { callFactsOf } from '../pipelines/callFacts.js';
 import { jobsForEvent, statesNeedingWork } from '../pipelines/route.js';
-import { isLiveJob, type JobSpec } from '../pipelines/jobs.js';
+import { isLiveJob, type JobSpec } from '../store/jobKinds.js';
 import { parseWebhookEvent, type WebhookEvent } from '../service/events.js';
 import type { Call } from '../service/types.js';
 import { inTransaction, type DatabaseKind, type Db } from '../store/database.js';

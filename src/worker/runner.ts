@@ -6,7 +6,7 @@
 import type { Logger } from '../log/logger.js';
 import { runContextJob } from '../pipelines/context.js';
 import type { PipelineDeps } from '../pipelines/deps.js';
-import { budgetPriorityOf, type ContextJobPayload, type WritebackJobPayload } from '../pipelines/jobs.js';
+import { budgetPriorityOf, type ContextJobPayload, type WritebackJobPayload } from '../store/jobKinds.js';
 import { runWritebackBatch } from '../pipelines/writeback.js';
 import { createJobRun, RunStoppedError, type ControlledRun } from '../pipelines/jobRun.js';
 import { LeaseLostError } from '../store/fence.js';

@@ -2,7 +2,7 @@ import { FakeClock } from '../../src/util/fakeClock.js';
 import type { Priority } from '../../src/budget/types.js';
 
 // The sandbox's seeded mulberry32, so every random run can be replayed from its seed.
-export { seededRandom } from '../../src/sandbox/service/rng.js';
+export { seededRandom } from '@crm-sync/sandboxes/service/rng';
 
 /**
  * FakeClock lets a fixed number of microtask rounds run between timers; a chain of grants through

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestBudget } from '../../src/budget/index.js';
 import type { PlanLimits } from '../../src/budget/plans.js';
 import { formatBackfillPlan, inWords, planBackfill } from '../../src/cli/backfillPlan.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createServiceClient } from '../../src/service/client.js';
 import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
 import { systemClock, type Clock } from '../../src/util/clock.js';

@@ -1,8 +1,8 @@
 import { credentialAdvice } from '../../src/crm/credentials.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor, runDoctorFromEnv } from '../../src/cli/commands/doctor.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { captureIo, closedPort, configDirWith, configFrom, hubspotEnv, removeConfigDirs } from './helpers.js';
 
 let svc: ServiceSandbox;

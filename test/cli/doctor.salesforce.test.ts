@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatChecklist, runDoctor } from '../../src/cli/commands/doctor.js';
 import { judgeApiVersion } from '../../src/crm/salesforce/apiVersions.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { CrmValidationError } from '../../src/crm/errors.js';
 import { listFieldGaps, recordFieldGaps } from '../../src/store/fieldGapRepo.js';
 import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { parseConfig, type AppConfig } from '../../src/config/config.js';
 import { rawConfigSchema } from '../../src/config/schema.js';
 import type { CrmName } from '../../src/crm/types.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 
 export type Env = Record<string, string | undefined>;
 

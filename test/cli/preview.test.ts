@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMappingsPreview } from '../../src/cli/commands/mappings.js';
 import { openPreviewSource } from '../../src/cli/commands/mappingsPreview.js';
 import type { CrmName } from '../../src/crm/types.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { analyzedCallOf, CONFIG_DIR, hubspotEnv, jwtKeys, salesforceEnv, type Env } from './helpers.js';
 
 let svc: ServiceSandbox;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { openDatabase } from '../../src/store/database.js';
 import { migrate, MIGRATIONS_DIR } from '../../src/store/migrations.js';
 import { createEmptyDatabase, TEST_DATABASE_URL, type TestDatabase } from '../store/helpers.js';

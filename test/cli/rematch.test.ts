@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatRematch, formatRematchProgress } from '../../src/cli/rematchFormat.js';
 import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { transitionSyncStatus } from '../../src/store/syncStatus/transitions.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createMigratedDatabase, openTestDatabase, type TestDatabase } from '../store/helpers.js';
 import { crmSync, hubspotEnv } from './helpers.js';
 

@@ -12,7 +12,7 @@ import { createRequestBudget } from '../../src/budget/index.js';
 import { checkServiceKey } from '../../src/cli/commands/doctorService.js';
 import { openServiceFromConfig } from '../../src/cli/serviceFromConfig.js';
 import { parseConfig } from '../../src/config/config.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createServiceClient } from '../../src/service/index.js';
 import { createDbSlotLedger } from '../../src/store/dbSlotLedger.js';
 import { systemClock } from '../../src/util/clock.js';

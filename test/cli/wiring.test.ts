@@ -7,9 +7,9 @@ import * as shared from '../../src/crm/freemail.js';
 import * as hubspotFreemail from '../../src/crm/hubspot/freemail.js';
 import * as salesforceFreemail from '../../src/crm/salesforce/freemail.js';
 import type { Mapping } from '../../src/mapping/types.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import {
   ServiceDailyCapError,
   ServiceForbiddenError,

@@ -7,8 +7,8 @@ import type { SalesforceConfig } from '../../src/crm/settings.js';
 import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { CrmAdapter, CrmName } from '../../src/crm/types.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adminPost, adminRecords, sandboxConfig, testJwtKeys } from '../crm-salesforce/helpers.js';
 

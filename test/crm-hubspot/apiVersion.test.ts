@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHubSpotAdapter } from '../../src/crm/hubspot/index.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { counts, FIELDS, sandbox } from './helpers.js';
 
 describe('HUBSPOT_API_VERSION selects the date-versioned paths', () => {

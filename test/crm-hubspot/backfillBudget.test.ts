@@ -7,7 +7,7 @@ import {
   type FollowupWrite,
   type Participant,
 } from '../../src/crm/types.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { adapterFor, counts, FIELDS, sandbox, total } from './helpers.js';
 import { populate } from './population.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CrmAuthError } from '../../src/crm/errors.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { adapterFor, sandbox } from './helpers.js';
 
 async function admin(sb: HubSpotSandbox, path: string): Promise<void> {

@@ -4,7 +4,7 @@ import {
   startHubSpotSandbox,
   type HubSpotSandbox,
   type HubSpotSandboxOptions,
-} from '../../src/sandbox/hubspot/index.js';
+} from '@crm-sync/sandboxes/hubspot';
 
 export const FIELDS: LookupFields = {
   contact: ['email', 'firstname', 'lastname'],

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CrmAdapter } from '../../src/crm/types.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { adapterFor, counts, FIELDS, sandbox } from './helpers.js';
 
 describe('HubSpot adapter lookup (real SDK against the sandbox)', () => {

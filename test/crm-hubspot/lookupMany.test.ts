@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { packGroups } from '../../src/crm/hubspot/batchReads.js';
 import { lookupKey, type CrmAdapter, type DealRule, type Participant } from '../../src/crm/types.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { adapterFor, counts, FIELDS, sandbox, total } from './helpers.js';
 import { populate, TRICKY } from './population.js';
 

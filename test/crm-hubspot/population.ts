@@ -1,7 +1,7 @@
 import type { Participant } from '../../src/crm/types.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 
-/** The seeded participants whose lookups take each rule's branch (see src/sandbox/hubspot/seed.ts). */
+/** The seeded participants whose lookups take each rule's branch (see packages/sandboxes/src/hubspot/seed.ts). */
 export const TRICKY: Participant[] = [
   { email: 'jane.doe@acme.example' },
   { email: '  Bob.Smith@ACME.example ' },

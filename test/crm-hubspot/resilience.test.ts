@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CrmAuthError, CrmDailyLimitError } from '../../src/crm/errors.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { adapterFor, counts, FIELDS, sandbox } from './helpers.js';
 
 const JANE = { email: 'jane.doe@acme.example' };

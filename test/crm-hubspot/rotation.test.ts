@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import type { Database } from '../../src/store/database.js';
 import { refreshTokensFor } from '../../src/store/crmCredentialStore.js';
 import { FakeClock } from '../../src/util/fakeClock.js';

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadMappings, requiredFields } from '../../src/mapping/index.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { requiredScope } from '../../src/sandbox/hubspot/scopes.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { requiredScope } from '@crm-sync/sandboxes/hubspot/scopes';
 import { adapterFor, FIELDS, sandbox } from './helpers.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');

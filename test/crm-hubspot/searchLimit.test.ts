@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CrmRateLimitedError } from '../../src/crm/errors.js';
 import { HubSpotSearchLimitError, toCrmError } from '../../src/crm/hubspot/errorMap.js';
 import { RequestGate } from '../../src/crm/hubspot/gate.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { sleep } from '../../src/util/clock.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adapterFor, FIELDS, sandbox } from './helpers.js';

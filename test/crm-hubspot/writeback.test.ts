@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CrmRejectedError } from '../../src/crm/errors.js';
 import type { ActivityWrite, CrmAdapter, FollowupWrite } from '../../src/crm/types.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { adapterFor, counts, sandbox, total } from './helpers.js';
 
 function call(

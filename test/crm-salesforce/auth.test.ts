@@ -3,7 +3,7 @@ import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CrmAuthError } from '../../src/crm/errors.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { FIELDS, QUERY, requestCounts, sandboxConfig, testJwtKeys } from './helpers.js';
 

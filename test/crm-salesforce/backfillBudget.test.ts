@@ -7,7 +7,7 @@ import {
   type FollowupWrite,
   type Participant,
 } from '../../src/crm/types.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { FIELDS, sandboxConfig, testJwtKeys } from './helpers.js';
 import { populate } from './population.js';
 

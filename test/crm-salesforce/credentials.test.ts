@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CrmAuthError } from '../../src/crm/errors.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adminPost, sandboxConfig } from './helpers.js';
 

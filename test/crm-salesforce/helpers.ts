@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { SalesforceConfig } from '../../src/crm/settings.js';
 import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import type { LookupFields } from '../../src/crm/types.js';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 
 /** Lookup fields as a mapping file would ask for them. */
 export const FIELDS: LookupFields = {

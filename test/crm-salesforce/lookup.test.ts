@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSalesforceAdapter, type SalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import { CrmRejectedError, CrmTransientError } from '../../src/crm/errors.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { adminPost, FIELDS, QUERY, requestCounts, sandboxConfig, testJwtKeys } from './helpers.js';
 
 let sb: SalesforceSandbox;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSalesforceAdapter, type SalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import { packTerms } from '../../src/crm/salesforce/soqlBatch.js';
 import { lookupKey, type DealRule, type Participant } from '../../src/crm/types.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { adminPost, FIELDS, QUERY, sandboxConfig, testJwtKeys } from './helpers.js';
 import { populate, TRICKY } from './population.js';
 

@@ -1,7 +1,7 @@
 import type { Participant } from '../../src/crm/types.js';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 
-/** The seeded participants whose lookups take each rule's branch (see src/sandbox/salesforce/seed.ts). */
+/** The seeded participants whose lookups take each rule's branch (see packages/sandboxes/src/salesforce/seed.ts). */
 export const TRICKY: Participant[] = [
   { email: 'jane.doe@acme.example' },
   { email: 'Bob.Smith@ACME.example' },

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { FieldRequirement } from '../../src/crm/types.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { sandboxConfig, testJwtKeys } from './helpers.js';
 
 const REQUIRED: FieldRequirement[] = [

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmDailyLimitError } from '../../src/crm/errors.js';
 import { createSalesforceAdapter } from '../../src/crm/salesforce/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { createDbCrmLedger } from '../../src/store/crmSlotLedger.js';
 import { systemClock } from '../../src/util/clock.js';
 import { DATABASE_KINDS, useMigratedDatabase } from '../store/helpers.js';

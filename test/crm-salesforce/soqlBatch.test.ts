@@ -6,7 +6,7 @@ import { DescribeCache } from '../../src/crm/salesforce/describe.js';
 import { soqlString } from '../../src/crm/salesforce/soql.js';
 import { firstRowsPer, type BatchQuery } from '../../src/crm/salesforce/soqlBatch.js';
 import { ControlledTransport } from '../../src/crm/salesforce/transport.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { testJwtKeys } from './helpers.js';
 import { populate } from './population.js';
 

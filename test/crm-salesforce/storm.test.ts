@@ -11,7 +11,7 @@ import {
   startSalesforceSandbox,
   type SalesforceSandbox,
   type SalesforceSandboxOptions,
-} from '../../src/sandbox/salesforce/index.js';
+} from '@crm-sync/sandboxes/salesforce';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adminPost, adminRecords, sandboxConfig, testJwtKeys } from './helpers.js';
 

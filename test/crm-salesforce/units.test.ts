@@ -31,7 +31,7 @@ import {
 } from '../../src/crm/salesforce/soql.js';
 import { proxyResolver } from '../../src/crm/salesforce/transport.js';
 import { websiteMatchesDomain } from '../../src/crm/match/decide.js';
-import { parseSoql } from '../../src/sandbox/salesforce/soql.js';
+import { parseSoql } from '@crm-sync/sandboxes/salesforce/soql';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { testJwtKeys } from './helpers.js';
 

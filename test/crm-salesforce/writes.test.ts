@@ -3,7 +3,7 @@ import { CrmDailyLimitError, CrmRejectedError, CrmTransientError } from '../../s
 import { DEFAULT_API_VERSION } from '../../src/crm/salesforce/apiVersions.js';
 import { createSalesforceAdapter, type SalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { ActivityWrite, CrmLookup } from '../../src/crm/types.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { adminPost, adminRecords, FIELDS, requestCounts, sandboxConfig, testJwtKeys } from './helpers.js';
 

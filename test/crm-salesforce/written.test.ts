@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSalesforceAdapter, type SalesforceAdapter } from '../../src/crm/salesforce/index.js';
 import type { ActivityWrite, FollowupWrite } from '../../src/crm/types.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
 import { requestCounts, sandboxConfig } from './helpers.js';
 
 const QUERY = {

@@ -9,8 +9,8 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import type { StatusSnapshot } from '../../src/ops/status.js';
 import {
   completeCall,

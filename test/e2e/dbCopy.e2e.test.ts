@@ -4,8 +4,8 @@
  * polls and replays without re-generating a follow-up draft or writing a second activity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createEmptyDatabase, TEST_DATABASE_URL, type TestDatabase } from '../store/helpers.js';
 import {
   completeCall,

@@ -4,8 +4,8 @@
  * call does not overwrite them (test/e2e/dealSignals.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
 import { completeCall, createCall, waitFor, waitWrittenBack, type WorkerProcess } from './harness.js';
 import { hubspotCallEngagements, hubspotLinks } from './readback.js';

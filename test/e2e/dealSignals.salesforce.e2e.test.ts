@@ -4,8 +4,8 @@
  * older call does not overwrite them (test/e2e/dealSignals.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { outOfOrderCallsOnOneDeal, type DealView } from './dealSignals.js';
 import { type WorkerProcess } from './harness.js';
 import { salesforceTasks } from './readback.js';

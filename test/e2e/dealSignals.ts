@@ -5,7 +5,7 @@
  * call (late or replayed).
  */
 import { expect } from 'vitest';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import {
   adminHeaders,
   completeCall,

@@ -4,7 +4,7 @@
  * get their context pushed and their activity written, with no warning.
  */
 import { expect } from 'vitest';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import {
   completeCall,
   createCall,

@@ -9,9 +9,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { rawConfigSchema } from '../../src/config/schema.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import type { StatusSnapshot } from '../../src/ops/status.js';
 
 export type Env = Record<string, string | undefined>;

@@ -3,8 +3,8 @@
  * the plan's limits, and every call still gets written back, once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import {
   completeCall,
   createCall,

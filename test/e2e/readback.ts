@@ -3,9 +3,9 @@
  * contexts and generated drafts, the CRM records and their links.
  */
 import { draftIdOfKey } from '../../src/crm/draftKey.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 
 export interface ContextBody {
   source: string;

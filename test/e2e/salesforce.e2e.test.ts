@@ -3,8 +3,8 @@
  * with its scores and one draft EmailMessage per follow-up, on the right Who and What.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { completeCall, createCall, waitFor, waitWrittenBack, type WorkerProcess } from './harness.js';
 import { expectEmptyFieldRecordsSynced } from './emptyFields.js';
 import {

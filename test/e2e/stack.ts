@@ -3,9 +3,9 @@
  * after 50 ms, webhooks to the worker), one CRM sandbox, and the worker as a real process on a
  * fresh embedded database.
  */
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import {
   freePort,
   removeTempDirs,

@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import {
   completeCall,
   createCall,
@@ -67,6 +67,8 @@ describe('the Docker runtime stage', () => {
       'node_modules/tsx',
       'node_modules/vitest',
       'dist/sandbox',
+      'node_modules/@crm-sync/sandboxes',
+      'packages',
       'src',
       'test',
       'config/crm-sync.yaml',

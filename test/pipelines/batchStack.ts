@@ -12,7 +12,7 @@ import type { PipelineDeps } from '../../src/pipelines/deps.js';
 import { createLookupCache } from '../../src/pipelines/lookupCache.js';
 import type { WritebackResult } from '../../src/pipelines/types.js';
 import { runWritebackBatch } from '../../src/pipelines/writeback.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createServiceClient } from '../../src/service/index.js';
 import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';

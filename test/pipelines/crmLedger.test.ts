@@ -11,7 +11,7 @@ import { loadMappings } from '../../src/mapping/index.js';
 import { adoptAll, readLedger, type LedgerDeps } from '../../src/pipelines/crmLedger.js';
 import { createLookupCache } from '../../src/pipelines/lookupCache.js';
 import type { Call } from '../../src/service/types.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { claimFollowupGeneration } from '../../src/store/followupClaims.js';
 import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { getSyncStatus, getSyncStatuses } from '../../src/store/syncStatus/queries.js';

@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { loadMappings } from '../../src/mapping/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { flushDueDeals, syncDealSignals, type DealDeps } from '../../src/pipelines/dealSignals.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import type { Analysis, Call } from '../../src/service/types.js';
 import {
   claimDueDeals,

@@ -12,7 +12,7 @@ import type { PlanLimits } from '../../src/budget/plans.js';
 import type { SlotGrant, SlotLedger, SlotRequest } from '../../src/budget/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { generateFollowupsOnce } from '../../src/pipelines/followups.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { createServiceClient, SEND_DEADLINE_MS } from '../../src/service/client.js';
 import type { AttemptInfo, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';

@@ -17,7 +17,7 @@ import {
 } from '../../src/mapping/index.js';
 import type { Mapping } from '../../src/mapping/types.js';
 import { runRematch, type RematchProgress } from '../../src/pipelines/rematch.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import type { Db } from '../../src/store/database.js';
 import { getDealLedger, recordDealCall } from '../../src/store/dealSignalRepo.js';
 import { syncHistory } from '../../src/store/syncEventRepo.js';

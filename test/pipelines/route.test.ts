@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { callPhaseOf, endedReason } from '../../src/pipelines/callStatus.js';
 import { ANALYSIS_SAFETY_CHECK_MS, jobsForDiscoveredCall, jobsForEvent } from '../../src/pipelines/route.js';
-import { JOB_PRIORITY } from '../../src/pipelines/jobs.js';
+import { JOB_PRIORITY } from '../../src/store/jobKinds.js';
 import { parseWebhookEvent } from '../../src/service/events.js';
 import type { Call } from '../../src/service/types.js';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CrmAdapter } from '../../src/crm/types.js';
 import { loadMappings } from '../../src/mapping/index.js';
 import { moveTo } from '../../src/pipelines/moveTo.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import { upsertDiscovered } from '../../src/store/syncStatus/discovered.js';
 import { getSyncStatus } from '../../src/store/syncStatus/queries.js';
 import { requeueStrandedCalls, STRANDED_AFTER_MS } from '../../src/worker/housekeeping.js';

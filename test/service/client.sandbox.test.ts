@@ -9,7 +9,7 @@ import {
   startServiceSandbox,
   type ServiceSandbox,
   type ServiceSandboxOptions,
-} from '../../src/sandbox/service/index.js';
+} from '@crm-sync/sandboxes/service';
 import { SlotLapsedError } from '../../src/service/attempts.js';
 import { createServiceClient, DEFAULT_MAX_ATTEMPTS, SEND_DEADLINE_MS } from '../../src/service/client.js';
 import {

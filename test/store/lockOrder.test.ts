@@ -26,7 +26,7 @@ import { dbClockOf } from '../../src/store/dbClock.js';
 import { enqueueJob } from '../../src/store/jobEnqueue.js';
 import { claimJobs, completeJobs, heartbeatJobs, requeueExpiredJobs } from '../../src/store/jobQueue.js';
 import { storeRound } from '../../src/store/inboxRound.js';
-import { seededRandom } from '../../src/sandbox/service/rng.js';
+import { seededRandom } from '@crm-sync/sandboxes/service/rng';
 import { upsertDiscoveredEach, upsertDiscoveredMany } from '../../src/store/syncStatus/discovered.js';
 import { transitionSyncStatus, transitionSyncStatuses } from '../../src/store/syncStatus/transitions.js';
 import { IllegalTransitionError } from '../../src/sync/states.js';

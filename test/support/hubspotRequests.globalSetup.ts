@@ -1,12 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { COUNTS_DIR_ENV } from '../../src/sandbox/hubspot/prefixCounts.js';
+import { COUNTS_DIR_ENV } from '@crm-sync/sandboxes/hubspot/prefixCounts';
 import { formatReport, sumCounts, type RequestsReport } from './hubspotRequests.js';
 
 /**
  * Vitest global setup: every HubSpot sandbox of the run (in any worker process, or a child process
- * such as `crm-sync sandbox hubspot`, which inherits the environment) writes its request counts to
+ * such as `crm-sync-sandbox hubspot`, which inherits the environment) writes its request counts to
  * one directory; teardown sums them into test-results/hubspot-requests.json, prints the table, and
  * fails the run when any sandbox saw a numbered-version (legacy) path it did not expect.
  */

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { PrefixCountsFile } from '../../src/sandbox/hubspot/prefixCounts.js';
+import type { PrefixCountsFile } from '@crm-sync/sandboxes/hubspot/prefixCounts';
 
 export interface RequestsReport {
   /** Requests by path prefix, summed over every sandbox of the run. */
@@ -12,7 +12,7 @@ export interface RequestsReport {
   sandboxes: number;
 }
 
-/** Sums the counts files every HubSpot sandbox of a run wrote (src/sandbox/hubspot/prefixCounts.ts). */
+/** Sums the counts files every HubSpot sandbox of a run wrote (packages/sandboxes/src/hubspot/prefixCounts.ts). */
 export function sumCounts(dir: string): RequestsReport {
   const report: RequestsReport = { byPrefix: {}, legacy: 0, legacyExpected: 0, sandboxes: 0 };
   for (const name of readdirSync(dir)

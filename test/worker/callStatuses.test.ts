@@ -4,8 +4,8 @@
  * shows a call that failed at the Service as skipped, with the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { runCli } from '../e2e/harness.js';
 import {

@@ -5,8 +5,8 @@
  * without a restart, and at once after a restart with working credentials.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import type { StatusSnapshot } from '../../src/ops/status.js';
 import {

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { startWorker, type WorkerHandle } from '../../src/worker/app.js';
 import { matchingParticipant, workerEnv, workerStatus } from '../../bench/worker/harness.js';
 import { startWebhookRelay } from '../../chaos/lib/webhookRelay.js';

@@ -6,13 +6,13 @@
  * on by itself, and no acknowledged event is lost. PostgreSQL only (TEST_DATABASE_URL).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubSpotSandbox, type HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
+import { startHubSpotSandbox, type HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
 import {
   SIGNATURE_HEADER,
   signWebhookBody,
   startServiceSandbox,
   type ServiceSandbox,
-} from '../../src/sandbox/service/index.js';
+} from '@crm-sync/sandboxes/service';
 import { CONNECT_TIMEOUT_MS, openDatabase, type Database } from '../../src/store/database.js';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { completeCall, createCall, waitFor } from '../e2e/harness.js';

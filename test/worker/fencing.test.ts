@@ -10,7 +10,7 @@ import { createLogger } from '../../src/log/logger.js';
 import { loadMappings } from '../../src/mapping/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import type { PipelineDeps } from '../../src/pipelines/deps.js';
-import { JOB_PRIORITY, writebackJobKey } from '../../src/pipelines/jobs.js';
+import { JOB_PRIORITY, writebackJobKey } from '../../src/store/jobKinds.js';
 import type { LookupCache } from '../../src/pipelines/lookupCache.js';
 import type { FollowupOptions, ServiceClient } from '../../src/service/types.js';
 import type { Db } from '../../src/store/database.js';

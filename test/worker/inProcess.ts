@@ -6,8 +6,8 @@
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
-import type { HubSpotSandbox } from '../../src/sandbox/hubspot/index.js';
-import type { ServiceSandbox } from '../../src/sandbox/service/index.js';
+import type { HubSpotSandbox } from '@crm-sync/sandboxes/hubspot';
+import type { ServiceSandbox } from '@crm-sync/sandboxes/service';
 import type { FakeClock } from '../../src/util/fakeClock.js';
 import { startWorker, type WorkerHandle } from '../../src/worker/app.js';
 import { freePort, POLL_NEVER, REPO_ROOT, waitFor } from '../e2e/harness.js';

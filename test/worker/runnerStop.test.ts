@@ -5,7 +5,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { loadMappings } from '../../src/mapping/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import type { PipelineDeps } from '../../src/pipelines/deps.js';
-import { JOB_PRIORITY, writebackJobKey } from '../../src/pipelines/jobs.js';
+import { JOB_PRIORITY, writebackJobKey } from '../../src/store/jobKinds.js';
 import type { LookupCache } from '../../src/pipelines/lookupCache.js';
 import type { ServiceClient } from '../../src/service/types.js';
 import { enqueueJob } from '../../src/store/jobEnqueue.js';

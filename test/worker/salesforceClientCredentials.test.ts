@@ -5,8 +5,8 @@
  * new token. Sandboxes and worker share one fake clock; the token lives one minute.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSalesforceSandbox, type SalesforceSandbox } from '../../src/sandbox/salesforce/index.js';
-import { startServiceSandbox, type ServiceSandbox } from '../../src/sandbox/service/index.js';
+import { startSalesforceSandbox, type SalesforceSandbox } from '@crm-sync/sandboxes/salesforce';
+import { startServiceSandbox, type ServiceSandbox } from '@crm-sync/sandboxes/service';
 import { FakeClock } from '../../src/util/fakeClock.js';
 import { requestCounts, testJwtKeys } from '../crm-salesforce/helpers.js';
 import { completeCall, createCall } from '../e2e/harness.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { registerSandbox } from './sandbox.js';
+import { registerMovedCommands } from './moved.js';
 import { registerMigrate } from './migrate.js';
 import { registerDb } from './db.js';
 import { registerMappings } from './mappings.js';
@@ -20,7 +20,7 @@ export function registerCommands(program: Command): void {
   registerBackfill(program);
   registerMatch(program);
   registerRematch(program);
-  registerSandbox(program);
+  registerMovedCommands(program);
   registerMigrate(program);
   registerDb(program);
   registerMappings(program, { openPreviewSource });
