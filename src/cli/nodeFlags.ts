@@ -4,7 +4,10 @@
  * docs/performance.md, "Node flags of `crm-sync start`".
  */
 export const PROCESS_SETUP: Record<Database, { flags: string[]; env: Record<string, string> }> = {
-  postgresql: { flags: ['--v8-pool-size=1'], env: { MALLOC_TRIM_THRESHOLD_: '131072' } },
+  postgresql: {
+    flags: ['--v8-pool-size=1', '--max-semi-space-size=16'],
+    env: { MALLOC_TRIM_THRESHOLD_: '131072' },
+  },
   embedded: {
     flags: ['--v8-pool-size=1', '--liftoff-only'],
     env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '4194304' },

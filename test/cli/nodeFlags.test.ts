@@ -17,10 +17,18 @@ const base: ReexecInput = {
 };
 
 describe('the re-exec of `crm-sync start` set up for its database', () => {
-  it('restarts workers with one V8 thread, embedded ones also with one malloc arena and WebAssembly on the baseline compiler only, both with a fixed malloc trim threshold, keeping arguments and environment', () => {
+  it('restarts workers with one V8 thread, PostgreSQL ones with a young generation of at most 2 x 16 MB, embedded ones also with one malloc arena and WebAssembly on the baseline compiler only, both with a fixed malloc trim threshold, keeping arguments and environment', () => {
     expect(reexecWithFlags(base)).toEqual({
       file: '/usr/bin/node',
-      args: ['/usr/bin/node', '--v8-pool-size=1', '/app/bin/crm-sync.js', 'start', '--drain-seconds', '2'],
+      args: [
+        '/usr/bin/node',
+        '--v8-pool-size=1',
+        '--max-semi-space-size=16',
+        '/app/bin/crm-sync.js',
+        'start',
+        '--drain-seconds',
+        '2',
+      ],
       env: { PATH: '/bin', MALLOC_TRIM_THRESHOLD_: '131072', [APPLIED_MARKER]: '1' },
     });
     expect(reexecWithFlags({ ...base, database: 'embedded' })).toEqual({
