@@ -136,10 +136,8 @@ describe.each(DATABASE_KINDS)('drafts stored for a call already written back (%s
     return due[0]!;
   }
 
-  it('writes the answer of a run that lost its lease, heard after the adoption, in one job run', async () => {
-    const callId = await writtenElsewhere();
-    await queuePoll(callId);
-    // Run A holds the job; its lease lapses and run B (a newer epoch) adopts the call.
+  /** Run A claims the job, its lease lapses, and run B claims it under a newer epoch. */
+  async function leaseTakenOver() {
     const [jobA] = await claim('A');
     await heartbeatJobs(db(), {
       ids: [jobA!.id],
@@ -150,7 +148,15 @@ describe.each(DATABASE_KINDS)('drafts stored for a call already written back (%s
     });
     const [jobB] = await claim('B');
     expect(jobB).toMatchObject({ id: jobA!.id, epoch: jobA!.epoch + 1 });
-    expect(await runJob(jobB!, 'B')).toMatchObject({
+    return { jobA: jobA!, jobB: jobB! };
+  }
+
+  it('writes the answer of a run that lost its lease, heard after the adoption, in one job run', async () => {
+    const callId = await writtenElsewhere();
+    await queuePoll(callId);
+    // Run A holds the job; its lease lapses and run B (a newer epoch) adopts the call.
+    const { jobA, jobB } = await leaseTakenOver();
+    expect(await runJob(jobB, 'B')).toMatchObject({
       kind: 'done',
       detail: expect.stringMatching(/^found in the CRM/),
     });
@@ -160,7 +166,7 @@ describe.each(DATABASE_KINDS)('drafts stored for a call already written back (%s
     });
 
     // A's follow-up answer comes late: stored (the Service's drafts), settling nothing.
-    const fenceA = { jobId: jobA!.id, epoch: jobA!.epoch };
+    const fenceA = { jobId: jobA.id, epoch: jobA.epoch };
     const answer = saveFollowupAnswer(db(), {
       callId,
       crm: 'hubspot',
@@ -271,23 +277,14 @@ describe.each(DATABASE_KINDS)('drafts stored for a call already written back (%s
     expect(await getSyncStatus(db(), callId, 'hubspot')).toMatchObject({ crmFollowupIds: [] });
 
     // B upserts the draft again: the same note, now recorded.
-    expect(await runJob(jobB!, 'B')).toEqual({ kind: 'done', detail: '1 follow-up(s) attached' });
+    expect(await runJob(jobB, 'B')).toEqual({ kind: 'done', detail: '1 follow-up(s) attached' });
     await expectDraftsWrittenOnce(callId, ['f1']);
   });
 
   it('records no error on the call when a run that lost its lease ends waiting (rate limited)', async () => {
     const callId = await writtenElsewhere();
     await queuePoll(callId);
-    const [jobA] = await claim('A');
-    await heartbeatJobs(db(), {
-      ids: [jobA!.id],
-      epochs: [jobA!.epoch],
-      workerId: 'A',
-      leaseMs: -1_000,
-      now: new Date(),
-    });
-    const [jobB] = await claim('B');
-    expect(jobB).toMatchObject({ id: jobA!.id, epoch: jobA!.epoch + 1 });
+    const { jobA, jobB } = await leaseTakenOver();
     await upsertDiscovered(db(), { callId, crm: 'hubspot', now: new Date() });
 
     const outcome = {
@@ -298,12 +295,12 @@ describe.each(DATABASE_KINDS)('drafts stored for a call already written back (%s
       metrics: createMetrics({ defaultMetrics: false }),
     };
     const limited = new CrmRateLimitedError('ten-second limit', 'hubspot', 429, 2_000);
-    await applyTryResult(outcome, jobA!, callId, { kind: 'error', error: limited }, Date.now());
+    await applyTryResult(outcome, jobA, callId, { kind: 'error', error: limited }, Date.now());
     expect(await getSyncStatus(db(), callId, 'hubspot')).toMatchObject({ lastErrorCode: null, attempts: 0 });
-    expect(await db().job.findUniqueOrThrow({ where: { id: BigInt(jobB!.id) } })).toMatchObject({
+    expect(await db().job.findUniqueOrThrow({ where: { id: BigInt(jobB.id) } })).toMatchObject({
       state: 'running',
       lockedBy: 'B',
     });
-    await completeJobs(db(), { ids: [jobB!.id], epochs: [jobB!.epoch], workerId: 'B', now: new Date() });
+    await completeJobs(db(), { ids: [jobB.id], epochs: [jobB.epoch], workerId: 'B', now: new Date() });
   });
 });
