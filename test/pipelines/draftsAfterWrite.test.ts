@@ -277,7 +277,7 @@ describe.each(DATABASE_KINDS)('drafts stored for a call already written back (%s
     expect(await getSyncStatus(db(), callId, 'hubspot')).toMatchObject({ crmFollowupIds: [] });
 
     // B upserts the draft again: the same note, now recorded.
-    expect(await runJob(jobB, 'B')).toEqual({ kind: 'done', detail: '1 follow-up(s) attached' });
+    expect(await runJob(jobB!, 'B')).toEqual({ kind: 'done', detail: '1 follow-up(s) attached' });
     await expectDraftsWrittenOnce(callId, ['f1']);
   });
 
